@@ -1,0 +1,122 @@
+"""Typed views of the catalog data files (``generator/catalog/data/<family>.yaml``).
+
+Each data item carries ``sources`` (ids into ``sources.yaml``) and a ``status`` tag saying
+how far the figure can be trusted; both are kept on the model so reports can cite them.
+Families used only by one stage (switches, optics, storage, cloud, prices) may define their
+models next to that stage and load them with ``Catalog.family``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from generator.spec.models import Mlp
+
+
+class Status(StrEnum):
+    """How a figure was established (see shared/reference/hardware-catalog.md)."""
+
+    verified = "V"
+    third_party = "V-3P"
+    recalled = "R"
+    estimate = "E"
+    low = "LOW"
+
+
+class FieldSource(BaseModel):
+    """Source of one field whose provenance differs from its item's."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    sources: list[str] = Field(default_factory=list)
+    status: Status
+
+
+class CatalogItem(BaseModel):
+    """Common to every catalog item: where the figures come from and how sure we are."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    name: str
+    sources: list[str] = Field(min_length=1)
+    status: Status
+    field_sources: dict[str, FieldSource] = Field(default_factory=dict)
+    notes: str | None = None
+
+    def citation(self, field: str | None = None) -> str:
+        """Sources and status tag for the item, or for one field if it has its own."""
+        fs = self.field_sources.get(field or "")
+        sources, status = (fs.sources, fs.status) if fs else (self.sources, self.status)
+        return f"{', '.join(sources)} [{status.value}]"
+
+
+class Gpu(CatalogItem):
+    """An accelerator: dense peak math rates, memory and its bandwidth."""
+
+    form_factor: Literal["sxm", "pcie"]
+    memory_gb: float
+    memory_bandwidth_tbps: float
+    nvlink_gbps: float = Field(description="Per-GPU NVLink bandwidth, both directions (GB/s).")
+    pcie_gen: int
+    tdp_w: float
+    bf16_dense_tflops: float
+    fp8_dense_tflops: float | None
+    slurm_gres_type: str
+    cloud_equivalent_family: str | None = None
+
+    @property
+    def memory_bytes(self) -> float:
+        """Usable device memory in bytes (vendor GB are 10^9 bytes)."""
+        return self.memory_gb * 1e9
+
+
+class Server(CatalogItem):
+    """A server model: GPU slots, NIC options, CPUs, power and rack footprint."""
+
+    vendor: str
+    role: Literal["gpu-compute", "head"]
+    rack_units: int
+    gpu_slots: int
+    gpu_options: list[str] = Field(default_factory=list)
+    gpu_interconnect: Literal["nvswitch", "nvlink-bridge", "pcie", "none"]
+    east_west_nic_options: list[int] = Field(default_factory=list)
+    north_south_nics: int
+    cpu_sockets: int
+    cpu_model: str
+    cores_per_socket: int
+    threads_per_core: int
+    memory_gb: float
+    max_power_kw: float
+    typical_power_kw: float
+    weight_kg: float | None = None
+    mount_below_u: int | None = None
+    psu_count: int | None = None
+    psu_w: float | None = None
+
+
+class ModelArchitecture(CatalogItem):
+    """A published LLM architecture (from its config.json, paper or recipe)."""
+
+    layers: int
+    hidden_size: int
+    attention_heads: int
+    kv_heads: int
+    ffn_hidden_size: int
+    mlp: Mlp
+    vocab_size: int
+    tied_embeddings: bool = False
+    experts: int = 1
+    top_k: int = 1
+    max_sequence_length: int | None = None
+    published_params_b: float | None = None
+
+
+class Source(BaseModel):
+    """A document a figure comes from."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    title: str
+    url: str | None = None

@@ -1,0 +1,275 @@
+"""The ClusterPlan: the one resolved model every emitter reads.
+
+Everything a person buys, racks, cables, addresses and configures is decided here, once:
+nodes with names, roles, addresses and rack slots; the fabric graph; storage; the scheduler
+layout; the cloud equivalent. Emitters (reports, Ansible inventory, BCM, Pulumi config) are
+pure functions of this model, so the artifacts always agree.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from generator.sizing.result import SizingResult
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FabricAddress(Frozen):
+    """One GPU-fabric port's address (IPoIB), one per rail."""
+
+    rail: int
+    device: str = Field(description="HCA name as the OS sees it, e.g. mlx5_0.")
+    address: str = Field(description="Interface address with prefix, e.g. 10.200.0.11/22.")
+
+
+class Addresses(Frozen):
+    """A device's addresses on each network it joins (None = not on that network)."""
+
+    mgmt: str | None = Field(default=None, description="In-band management (ansible_host).")
+    bmc: str | None = Field(default=None, description="iDRAC / BMC / switch management (OOB).")
+    frontend: str | None = Field(default=None, description="Front-end / storage Ethernet.")
+    fabric: list[FabricAddress] = Field(default_factory=list)
+
+
+NodeRole = Literal["compute", "spare", "head", "login", "storage", "ufm"]
+
+
+class Node(Frozen):
+    """A server in the plan (GPU node, head, login, storage node, UFM appliance)."""
+
+    name: str
+    role: NodeRole
+    model: str = Field(description="Catalog id of the server or appliance.")
+    rack: str
+    u: int = Field(description="Lowest rack unit occupied (1-based).")
+    height_u: int
+    power_kw: float = Field(description="Planning (maximum) power draw.")
+    gpus: int = 0
+    gpu: str | None = None
+    su: int | None = Field(default=None, description="Scalable unit, for compute nodes.")
+    addresses: Addresses = Field(default_factory=Addresses)
+
+
+SwitchNetwork = Literal["compute", "frontend", "oob"]
+
+
+class Switch(Frozen):
+    """A switch in one of the plan's networks."""
+
+    name: str
+    network: SwitchNetwork
+    tier: Literal["leaf", "spine", "core"]
+    model: str = Field(description="Catalog switch id.")
+    ports: int
+    rail: int | None = None
+    su: int | None = None
+    rack: str
+    u: int
+    height_u: int
+    power_kw: float
+    mgmt_address: str | None = Field(default=None, description="OOB management address.")
+
+
+class Link(Frozen):
+    """One cable: device/port to device/port, with the parts at each end."""
+
+    network: SwitchNetwork
+    a: str
+    a_port: str
+    b: str
+    b_port: str
+    speed_gbps: int
+    a_part: str | None = Field(default=None, description="Optic/connector at a (catalog id).")
+    b_part: str | None = Field(default=None, description="Optic/connector at b (catalog id).")
+    cable: str = Field(description="Fiber or cable part (catalog id).")
+
+
+class FabricSummary(Frozen):
+    """The compute fabric's shape and the reasoning behind it."""
+
+    switch_model: str
+    tiers: int
+    rails: int
+    su_nodes: int
+    scalable_units: int
+    designed_nodes: int = Field(description="Compute nodes the fabric is built for (incl. growth).")
+    leaf_switches: int
+    spine_switches: int
+    core_switches: int
+    node_to_leaf_links: int
+    leaf_to_spine_links: int
+    spine_to_core_links: int
+    subnet_manager: Literal["ufm", "opensm"]
+    design_notes: list[str] = Field(default_factory=list)
+
+
+class NetworkPlan(Frozen):
+    """The address plan the addresses were drawn from."""
+
+    oob_cidr: str
+    mgmt_cidr: str
+    frontend_cidr: str
+    fabric_cidr: str
+    rail_cidrs: list[str] = Field(description="One IPoIB subnet per rail, in rail order.")
+    mgmt_gateway: str | None = None
+
+
+class StoragePlan(Frozen):
+    """Shared storage (PowerScale) sized from the dataset and the checkpoints."""
+
+    model: str
+    nodes: int
+    drive_tb: float
+    raw_tb: float
+    usable_tb: float
+    required_tb: float
+    read_gbps: float = Field(description="Aggregate read, GB/s (planning estimate).")
+    write_gbps: float = Field(description="Aggregate write, GB/s (planning estimate).")
+    checkpoint_gb: float
+    checkpoint_write_s: float
+    nfs_server: str = Field(description="Name or address clients mount from.")
+    nfs_export: str
+    mount_point: str = "/shared"
+    notes: list[str] = Field(default_factory=list)
+
+
+class Reliability(Frozen):
+    """Interruptions and checkpointing over the training run (Young/Daly)."""
+
+    failures_per_gpu_hour: float
+    expected_interruptions: float
+    checkpoint_write_s: float
+    checkpoint_interval_hours: float
+    restart_hours: float
+    goodput: float
+    compute_hours: float
+    wallclock_hours: float
+    spares: int
+
+
+class RackSlot(Frozen):
+    """One device's position in a rack elevation."""
+
+    u: int
+    height_u: int
+    device: str
+    kind: Literal["node", "switch", "pdu", "blank"]
+
+
+class Rack(Frozen):
+    """A rack with its devices and power."""
+
+    name: str
+    units: int
+    power_budget_kw: float
+    power_kw: float
+    slots: list[RackSlot]
+
+
+class NodeSet(Frozen):
+    """A homogeneous group of compute nodes as the scheduler sees it."""
+
+    name: str
+    hosts: list[str]
+    cpus: int
+    sockets: int
+    cores_per_socket: int
+    threads_per_core: int
+    real_memory_mb: int
+    gpu_type: str
+    gpu_count: int
+    gpu_files: str
+    features: list[str] = Field(default_factory=list)
+
+
+class Partition(Frozen):
+    name: str
+    nodesets: list[str]
+    default: bool = False
+    max_time: str = "INFINITE"
+
+
+class TopologySwitch(Frozen):
+    """One line of a Slurm topology tree: a switch above nodes or above switches."""
+
+    switch: str
+    nodes: list[str] | None = None
+    switches: list[str] | None = None
+
+
+class SchedulerPlan(Frozen):
+    """Workload manager layout derived from the nodes and the fabric graph."""
+
+    kind: Literal["slurm", "bcm"]
+    cluster_name: str
+    controllers: list[str] = Field(description="Primary first; two when HA.")
+    dbd_host: str
+    login: list[str]
+    nodesets: list[NodeSet]
+    partitions: list[Partition]
+    topology: list[TopologySwitch] = Field(description="Scalable units first, then upper tiers.")
+
+
+class CloudFilesystem(Frozen):
+    """The managed parallel file system that stands in for PowerScale."""
+
+    service: str = Field(description="Catalog id, e.g. aws-fsx-lustre-persistent2.")
+    capacity_tib: float
+    throughput_mb_s_per_tib: int
+    sku: str | None = None
+    usd_per_month: float | None = None
+
+
+class CloudEquivalent(Frozen):
+    """The same cluster shape on one cloud, and what it costs."""
+
+    provider: Literal["aws", "gcp", "azure"]
+    instance_type: str
+    count: int
+    gpus_per_instance: int
+    fabric: str
+    fabric_interfaces: int
+    region: str
+    zone: str | None = None
+    head_instance_type: str
+    login_count: int
+    usd_per_hour: float = Field(description="GPU instances only, on demand.")
+    usd_per_run: float = Field(description="usd_per_hour x the run's wall-clock hours.")
+    filesystem: CloudFilesystem
+
+
+class PowerSummary(Frozen):
+    it_kw: float = Field(description="Sum of planning power of all devices.")
+    btu_per_hour: float
+    facility_kw: float = Field(description="it_kw x PUE.")
+
+
+class ClusterPlan(Frozen):
+    """Everything decided for one spec."""
+
+    name: str
+    spec_file: str = Field(description="Spec path as given on the command line (for headers).")
+    scheduler_kind: Literal["slurm", "bcm"]
+    sizing: SizingResult
+    nodes: list[Node]
+    switches: list[Switch]
+    links: list[Link]
+    fabric: FabricSummary
+    network: NetworkPlan
+    storage: StoragePlan
+    reliability: Reliability
+    racks: list[Rack]
+    power: PowerSummary
+    scheduler: SchedulerPlan
+    cloud: list[CloudEquivalent]
+    admin_cidr: str
+    notes: list[str] = Field(default_factory=list)
+
+    def nodes_with_role(self, *roles: NodeRole) -> list[Node]:
+        """Nodes of the given roles, in plan order."""
+        return [n for n in self.nodes if n.role in roles]

@@ -1,0 +1,171 @@
+"""What sizing decides: the layout, memory and time of every workload, and the cluster size.
+
+``SizingResult.to_json()`` is the ``podplan size --json`` contract that other tools read;
+keys there must not change without a version bump.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TrainingLayout(Frozen):
+    """A parallel layout for one training job."""
+
+    tp: int
+    pp: int
+    dp: int
+    cp: int = 1
+    vp: int = 1
+    micro_batch_size: int
+    recompute: Literal["none", "selective", "full"]
+
+
+class MemoryBreakdown(Frozen):
+    """Per-GPU memory of the most loaded GPU, GiB."""
+
+    weights_gib: float
+    gradients_gib: float
+    optimizer_gib: float
+    activations_gib: float
+    kv_cache_gib: float = 0.0
+    overhead_gib: float
+
+    @property
+    def total_gib(self) -> float:
+        return (
+            self.weights_gib + self.gradients_gib + self.optimizer_gib
+            + self.activations_gib + self.kv_cache_gib + self.overhead_gib
+        )
+
+
+class Candidate(Frozen):
+    """A layout the planner evaluated, kept for the runner-up/rejection report."""
+
+    gpus: int
+    layout: TrainingLayout
+    fits: bool
+    memory_gib_per_gpu: float
+    step_time_s: float | None = None
+    time_hours: float | None = None
+    reason: str = Field(default="", description="Why it lost or was rejected.")
+
+
+class SeedEstimate(Frozen):
+    """The seed document's rule of thumb, shown beside podplan's answer."""
+
+    formula: str
+    gpus: float | None = None
+    hours: float | None = None
+    note: str = ""
+
+
+class TrainingEstimate(Frozen):
+    """Sizing answer for one training workload."""
+
+    name: str
+    kind: Literal["pretrain", "sft", "lora", "ptuning"]
+    model: str
+    gpus: int
+    parallelism: TrainingLayout
+    memory_gib_per_gpu: float
+    memory: MemoryBreakdown
+    fits: bool
+    step_time_s: float
+    steps: int
+    processed_tokens: float
+    tokens_per_second_per_gpu: float
+    mfu: float
+    time_hours: float
+    gpu_hours: float
+    meets_deadline: bool | None
+    checkpoint_gb: float = Field(description="Size of one restartable checkpoint (GB, 1e9).")
+    params_b: float
+    runners_up: list[Candidate] = Field(default_factory=list)
+    rejected: dict[str, int] = Field(
+        default_factory=dict, description="Count of rejected layouts per reason."
+    )
+    seed: SeedEstimate | None = None
+    notes: list[str] = Field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        p = self.parallelism
+        return {
+            "name": self.name, "kind": self.kind, "gpus": self.gpus,
+            "parallelism": {
+                "tp": p.tp, "pp": p.pp, "dp": p.dp, "cp": p.cp, "vp": p.vp,
+                "micro_batch_size": p.micro_batch_size, "recompute": p.recompute,
+            },
+            "memory_gib_per_gpu": round(self.memory_gib_per_gpu, 1), "fits": self.fits,
+            "step_time_s": round(self.step_time_s, 3),
+            "tokens_per_second_per_gpu": round(self.tokens_per_second_per_gpu, 1),
+            "mfu": round(self.mfu, 3), "time_hours": round(self.time_hours, 2),
+            "gpu_hours": round(self.gpu_hours, 1), "meets_deadline": self.meets_deadline,
+        }
+
+
+class InferenceEstimate(Frozen):
+    """Sizing answer for one inference workload."""
+
+    name: str
+    kind: Literal["inference"] = "inference"
+    model: str
+    gpus: int
+    replicas: int
+    tp: int
+    pp: int = 1
+    memory_gib_per_gpu: float
+    fits: bool
+    output_tokens_per_second: float
+    ttft_ms: float
+    tpot_ms: float
+    max_batch: int
+    meets_slo: bool | None
+    seed: SeedEstimate | None = None
+    notes: list[str] = Field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "kind": self.kind, "gpus": self.gpus, "replicas": self.replicas,
+            "parallelism": {"tp": self.tp, "pp": self.pp},
+            "memory_gib_per_gpu": round(self.memory_gib_per_gpu, 1),
+            "output_tokens_per_second": round(self.output_tokens_per_second, 1),
+            "ttft_ms": round(self.ttft_ms, 1), "tpot_ms": round(self.tpot_ms, 2),
+            "max_batch": self.max_batch,
+        }
+
+
+class SizingResult(Frozen):
+    """The cluster size and every workload's estimate."""
+
+    name: str
+    server: str
+    gpu: str
+    gpus_per_node: int
+    nodes: int
+    gpus: int
+    training: list[TrainingEstimate] = Field(default_factory=list)
+    inference: list[InferenceEstimate] = Field(default_factory=list)
+    fits: bool = Field(description="Every workload fits in memory on the chosen cluster.")
+    order: list[str] = Field(default_factory=list, description="Workload names in spec order.")
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def workloads(self) -> list[TrainingEstimate | InferenceEstimate]:
+        """All estimates in spec order."""
+        every: list[TrainingEstimate | InferenceEstimate] = [*self.training, *self.inference]
+        rank = {name: i for i, name in enumerate(self.order)}
+        return sorted(every, key=lambda w: rank.get(w.name, len(rank)))
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``podplan size --json`` document, workloads in spec order."""
+        return {
+            "name": self.name, "nodes": self.nodes, "gpus": self.gpus,
+            "workloads": [w.to_json() for w in self.workloads],
+        }

@@ -1,0 +1,386 @@
+"""The user's workload spec: what to run, on what, by when.
+
+Every model forbids unknown keys (a typo in the YAML is an error, not a silently ignored
+field) and every field carries a description, which feeds ``podplan schema``. Catalog ids
+(models, GPUs, servers) are plain strings here; ``spec.resolve`` checks them against the
+catalog so the error can offer a did-you-mean from the real list.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
+
+
+class SpecModel(BaseModel):
+    """Base for all spec models: unknown keys are errors; instances are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=False)
+
+
+class Precision(StrEnum):
+    """Numeric format of the matrix math (weights and activations)."""
+
+    bf16 = "bf16"
+    fp8 = "fp8"
+
+
+class Framework(StrEnum):
+    """Efficiency profile: which software stack's published behaviour to assume."""
+
+    nemo = "nemo"
+    megatron = "megatron"
+    fsdp = "fsdp"
+    deepspeed = "deepspeed"
+
+
+class Recompute(StrEnum):
+    """Activation recomputation level (Korthikanti et al. 2022)."""
+
+    none = "none"
+    selective = "selective"
+    full = "full"
+
+
+class Mlp(StrEnum):
+    """Feed-forward block type: GELU has two matrices, SwiGLU three."""
+
+    gelu = "gelu"
+    swiglu = "swiglu"
+
+
+class InlineArchitecture(SpecModel):
+    """A model architecture given inline instead of a catalog id."""
+
+    name: str = Field(description="Display name of the model.", min_length=1)
+    layers: int = Field(gt=0, description="Transformer layers (L).")
+    hidden_size: int = Field(gt=0, description="Model width (h).")
+    attention_heads: int = Field(gt=0, description="Query heads (a).")
+    kv_heads: int | None = Field(
+        default=None, gt=0, description="Key/value heads (g) for GQA; default = attention_heads."
+    )
+    ffn_hidden_size: int | None = Field(
+        default=None, gt=0, description="FFN width (f); default 4 x hidden_size for gelu."
+    )
+    mlp: Mlp = Field(default=Mlp.gelu, description="Feed-forward type: gelu | swiglu.")
+    vocab_size: int = Field(gt=0, description="Vocabulary size (V).")
+    tied_embeddings: bool = Field(
+        default=False, description="Input and output embeddings share one matrix."
+    )
+    experts: int = Field(default=1, ge=1, description="MoE experts per layer (1 = dense).")
+    top_k: int = Field(default=1, ge=1, description="Experts active per token.")
+
+    @model_validator(mode="after")
+    def _check_shapes(self) -> InlineArchitecture:
+        if self.hidden_size % self.attention_heads:
+            raise ValueError("hidden_size must be divisible by attention_heads")
+        kv = self.kv_heads or self.attention_heads
+        if self.attention_heads % kv:
+            raise ValueError("attention_heads must be divisible by kv_heads")
+        if self.top_k > self.experts:
+            raise ValueError("top_k cannot exceed experts")
+        if self.mlp is Mlp.swiglu and self.ffn_hidden_size is None:
+            raise ValueError("ffn_hidden_size is required for swiglu models")
+        return self
+
+
+def _model_tag(value: Any) -> str:
+    return "inline" if isinstance(value, dict | InlineArchitecture) else "id"
+
+
+ModelRef = Annotated[
+    Annotated[str, Tag("id")] | Annotated[InlineArchitecture, Tag("inline")],
+    Discriminator(_model_tag),
+]
+
+
+class Parallelism(SpecModel):
+    """Optional pins for the planner; anything left out is searched."""
+
+    tp: int | None = Field(default=None, ge=1, description="Tensor-parallel size (within a node).")
+    pp: int | None = Field(default=None, ge=1, description="Pipeline-parallel stages.")
+    dp: int | None = Field(default=None, ge=1, description="Data-parallel replicas.")
+    cp: int | None = Field(default=None, ge=1, description="Context-parallel size.")
+    vp: int | None = Field(default=None, ge=1, description="Virtual pipeline stages (interleaving).")
+    recompute: Recompute | None = Field(
+        default=None, description="Activation recomputation: none | selective | full."
+    )
+
+
+class InferenceParallelism(SpecModel):
+    """Optional pins for an inference deployment."""
+
+    tp: int | None = Field(default=None, ge=1, description="Tensor-parallel size per replica.")
+    pp: int | None = Field(default=None, ge=1, description="Pipeline stages per replica.")
+
+
+class Dataset(SpecModel):
+    """A fine-tuning or training dataset, described by its statistics."""
+
+    samples: int = Field(gt=0, description="Samples in the training split.")
+    avg_tokens_per_sample: float = Field(gt=0, description="Mean tokens per sample.")
+    epochs: float = Field(default=1.0, gt=0, description="Passes over the dataset.")
+    packed: bool = Field(
+        default=False,
+        description="Samples are packed into full sequences (no padding, no short micro-batches).",
+    )
+
+
+class TrainingWorkload(SpecModel):
+    """Pretraining or fine-tuning of one model; the work is steps, tokens or a dataset."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", description="Workload name.")
+    kind: Literal["pretrain", "sft", "lora", "ptuning"] = Field(
+        description="pretrain | sft | lora | ptuning."
+    )
+    model: ModelRef = Field(description="Catalog model id, or an inline architecture mapping.")
+    precision: Precision = Field(default=Precision.bf16, description="bf16 | fp8.")
+    framework: Framework = Field(
+        default=Framework.nemo, description="Efficiency profile: nemo | megatron | fsdp | deepspeed."
+    )
+    sequence_length: int = Field(default=4096, gt=0, description="Tokens per sequence.")
+    global_batch_size: int = Field(default=128, gt=0, description="Sequences per optimizer step.")
+    micro_batch_size: int | None = Field(
+        default=None, gt=0, description="Sequences per GPU per micro-step; chosen when absent."
+    )
+    steps: int | None = Field(default=None, gt=0, description="Optimizer steps to run.")
+    tokens: float | None = Field(default=None, gt=0, description="Training tokens to process.")
+    dataset: Dataset | None = Field(default=None, description="Dataset statistics and epochs.")
+    deadline_hours: float | None = Field(
+        default=None, gt=0, description="Size the cluster to finish within this many hours."
+    )
+    parallelism: Parallelism = Field(
+        default_factory=Parallelism, description="Optional pins: tp, pp, dp, cp, vp, recompute."
+    )
+
+    @model_validator(mode="after")
+    def _exactly_one_work(self) -> TrainingWorkload:
+        given = [k for k in ("steps", "tokens", "dataset") if getattr(self, k) is not None]
+        if len(given) != 1:
+            what = ", ".join(given) if given else "none"
+            raise ValueError(f"give exactly one of steps | tokens | dataset (got: {what})")
+        if self.micro_batch_size and self.global_batch_size % self.micro_batch_size:
+            raise ValueError("global_batch_size must be a multiple of micro_batch_size")
+        return self
+
+
+class InferenceWorkload(SpecModel):
+    """Serving one model under an offered load and optional latency SLOs."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", description="Workload name.")
+    kind: Literal["inference"] = Field(description="inference.")
+    model: ModelRef = Field(description="Catalog model id, or an inline architecture mapping.")
+    precision: Precision = Field(default=Precision.bf16, description="bf16 | fp8.")
+    framework: Framework | None = Field(
+        default=None, description="Accepted for symmetry; inference uses the serving profile."
+    )
+    input_tokens: int = Field(gt=0, description="Prompt tokens per request.")
+    output_tokens: int = Field(gt=0, description="Generated tokens per request.")
+    requests_per_minute: float | None = Field(
+        default=None, gt=0, description="Offered load; absent = report saturated throughput."
+    )
+    ttft_ms: float | None = Field(default=None, gt=0, description="SLO: time to first token.")
+    tpot_ms: float | None = Field(default=None, gt=0, description="SLO: time per output token.")
+    parallelism: InferenceParallelism = Field(
+        default_factory=InferenceParallelism, description="Optional pins: tp, pp."
+    )
+
+
+def _workload_tag(value: Any) -> str:
+    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+    return "inference" if kind == "inference" else "training"
+
+
+Workload = Annotated[
+    Annotated[TrainingWorkload, Tag("training")] | Annotated[InferenceWorkload, Tag("inference")],
+    Discriminator(_workload_tag),
+]
+
+
+class Hardware(SpecModel):
+    """Which server and GPU to build from, and optionally a fixed size."""
+
+    server: str = Field(default="xe9680", description="Catalog server id.")
+    gpu: str = Field(default="h100-sxm-80gb", description="Catalog GPU id.")
+    east_west_nics_per_node: Literal[8, 4] = Field(
+        default=8, description="ConnectX-7 NICs for the GPU fabric: 8 or 4 (Dell configs 1 and 2)."
+    )
+    gpus: int | None = Field(
+        default=None, gt=0, description="Fix the GPU count (what-if mode); otherwise sized."
+    )
+    login_nodes: int = Field(default=1, ge=0, le=8, description="R660 login nodes.")
+    hot_spares: int | Literal["auto"] = Field(
+        default=0,
+        description="Spare compute nodes: a number, or 'auto' from the reliability model.",
+    )
+
+    @field_validator("hot_spares")
+    @classmethod
+    def _non_negative(cls, v: int | str) -> int | str:
+        if isinstance(v, int) and v < 0:
+            raise ValueError("hot_spares must be >= 0 or 'auto'")
+        return v
+
+
+class Storage(SpecModel):
+    """Shared storage needs beyond what the sizing derives (checkpoint size comes from it)."""
+
+    dataset_tb: float = Field(default=1.0, ge=0, description="Training data kept on shared storage (TB).")
+    checkpoint_keep: int = Field(default=3, ge=1, description="Checkpoints retained at once.")
+    checkpoint_write_seconds: float = Field(
+        default=120.0, gt=0, description="Target time to write one full checkpoint (s)."
+    )
+
+
+class Facility(SpecModel):
+    """Data-centre limits the rack layout must respect."""
+
+    rack_power_kw: float = Field(default=40.0, gt=0, description="Power budget per rack (kW).")
+    rack_units: int = Field(default=42, ge=10, le=58, description="Usable U per rack.")
+    power_usd_per_kwh: float = Field(default=0.12, ge=0, description="Electricity price (USD/kWh).")
+    pue: float = Field(default=1.3, ge=1.0, le=3.0, description="Power usage effectiveness.")
+
+
+class SubnetManager(StrEnum):
+    """Where the InfiniBand subnet manager runs (QM9790 has none on board)."""
+
+    ufm = "ufm"
+    opensm = "opensm"
+
+
+class FabricSpec(SpecModel):
+    """Compute-fabric choices."""
+
+    growth_nodes: int = Field(
+        default=0, ge=0, description="Extra compute nodes the fabric must accept later."
+    )
+    subnet_manager: SubnetManager = Field(
+        default=SubnetManager.ufm, description="ufm (UFM appliance) | opensm (on the head nodes)."
+    )
+
+
+def _cidr(value: str) -> str:
+    try:
+        return str(ipaddress.ip_network(value, strict=True))
+    except ValueError as exc:
+        raise ValueError(f"not a valid network in CIDR form ({exc})") from None
+
+
+class Network(SpecModel):
+    """Address plans; every address in the plan is derived from these."""
+
+    oob_cidr: str = Field(default="10.128.0.0/20", description="Out-of-band (iDRAC/BMC, switch mgmt).")
+    mgmt_cidr: str = Field(default="10.129.0.0/20", description="In-band management / provisioning.")
+    frontend_cidr: str = Field(default="10.130.0.0/20", description="Front-end and storage Ethernet.")
+    fabric_cidr: str = Field(default="10.200.0.0/16", description="GPU fabric (IPoIB), split per rail.")
+
+    @field_validator("oob_cidr", "mgmt_cidr", "frontend_cidr", "fabric_cidr")
+    @classmethod
+    def _valid_cidr(cls, v: str) -> str:
+        return _cidr(v)
+
+    @model_validator(mode="after")
+    def _no_overlap(self) -> Network:
+        nets = {k: ipaddress.ip_network(getattr(self, k)) for k in type(self).model_fields}
+        names = list(nets)
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                if nets[a].overlaps(nets[b]):
+                    raise ValueError(f"{a} and {b} overlap")
+        return self
+
+
+class Scheduler(StrEnum):
+    """How the cluster is managed."""
+
+    slurm = "slurm"
+    bcm = "bcm"
+
+
+class Cloud(StrEnum):
+    """Clouds with an equivalent of the on-prem cluster."""
+
+    aws = "aws"
+    gcp = "gcp"
+    azure = "azure"
+
+
+class Provisioning(SpecModel):
+    """What to generate for deployment."""
+
+    scheduler: Scheduler = Field(
+        default=Scheduler.slurm, description="slurm (Ansible) | bcm (Base Command Manager)."
+    )
+    clouds: list[Cloud] = Field(
+        default_factory=lambda: [Cloud.aws, Cloud.gcp, Cloud.azure],
+        description="Clouds to price and generate Pulumi stacks for.",
+    )
+    admin_cidr: str = Field(
+        default="203.0.113.0/24",
+        description="Only source allowed to SSH into cloud head nodes (set it to your network).",
+    )
+
+    @field_validator("clouds")
+    @classmethod
+    def _unique(cls, v: list[Cloud]) -> list[Cloud]:
+        if len(set(v)) != len(v):
+            raise ValueError("clouds are listed more than once")
+        return v
+
+    @field_validator("admin_cidr")
+    @classmethod
+    def _not_world(cls, v: str) -> str:
+        v = _cidr(v)
+        if ipaddress.ip_network(v).prefixlen == 0:
+            raise ValueError("admin_cidr must not be the whole internet")
+        return v
+
+
+class Spec(SpecModel):
+    """A podplan spec: named workloads, the hardware to use, and site settings."""
+
+    name: str = Field(
+        pattern=r"^[a-z0-9-]+$", max_length=40, description="Cluster name; names all outputs."
+    )
+    workloads: list[Workload] = Field(min_length=1, description="What the cluster must run.")
+    hardware: Hardware = Field(default_factory=Hardware, description="Server, GPU, NIC choice.")
+    storage: Storage = Field(default_factory=Storage, description="Shared-storage needs.")
+    facility: Facility = Field(default_factory=Facility, description="Rack power and space.")
+    fabric: FabricSpec = Field(default_factory=FabricSpec, description="Compute-fabric options.")
+    network: Network = Field(default_factory=Network, description="Address plans.")
+    provisioning: Provisioning = Field(
+        default_factory=Provisioning, description="Scheduler and clouds to generate."
+    )
+    prices: str | None = Field(
+        default=None, description="Price-book YAML overriding the built-in one (path from the spec)."
+    )
+
+    @field_validator("workloads")
+    @classmethod
+    def _unique_names(cls, v: list[TrainingWorkload | InferenceWorkload]) -> list[Any]:
+        names = [w.name for w in v]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"workload names must be unique (repeated: {', '.join(dup)})")
+        return v
+
+    @property
+    def training(self) -> list[TrainingWorkload]:
+        """The training workloads, in spec order."""
+        return [w for w in self.workloads if isinstance(w, TrainingWorkload)]
+
+    @property
+    def inference(self) -> list[InferenceWorkload]:
+        """The inference workloads, in spec order."""
+        return [w for w in self.workloads if isinstance(w, InferenceWorkload)]
