@@ -197,9 +197,15 @@ class InferenceWorkload(SpecModel):
     )
 
 
-def _workload_tag(value: Any) -> str:
+TRAINING_KINDS = ("pretrain", "sft", "lora", "ptuning")
+WORKLOAD_KINDS = (*TRAINING_KINDS, "inference")
+
+
+def _workload_tag(value: Any) -> str | None:
     kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
-    return "inference" if kind == "inference" else "training"
+    if kind == "inference":
+        return "inference"
+    return "training" if kind in TRAINING_KINDS else None
 
 
 Workload = Annotated[

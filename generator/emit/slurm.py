@@ -1,0 +1,108 @@
+"""ClusterPlan -> Ansible inventory for the Slurm path (``inventories/<name>/``).
+
+Functional groups (``slurm_controller``, ``slurm_dbd``, ``slurm_login``, ``slurm_compute`` with
+a child group per node set, umbrella ``slurm_cluster``); ``group_vars`` split by concern;
+``host_vars`` only for per-host facts. Everything is dumped from data with sorted keys: the
+roles in ``ansible/`` consume it as is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.plan.models import ClusterPlan, Node
+from generator.render.files import OutFile, dump_yaml
+
+GENERATED_BY = "podplan"
+
+
+def _hosts(names: list[str]) -> dict[str, Any]:
+    return {"hosts": {n: None for n in names}}
+
+
+def hosts_document(plan: ClusterPlan) -> dict[str, Any]:
+    """The ``hosts.yml`` group tree."""
+    sched = plan.scheduler
+    nodesets = {f"slurm_nodeset_{ns.name}": _hosts(ns.hosts) for ns in sched.nodesets}
+    cluster = {
+        "slurm_controller": _hosts(sched.controllers),
+        "slurm_dbd": _hosts([sched.dbd_host]),
+        "slurm_login": _hosts(sched.login),
+        "slurm_compute": {"children": nodesets},
+    }
+    return {"all": {"children": {"slurm_cluster": {"children": cluster}}}}
+
+
+def host_vars(node: Node) -> dict[str, Any]:
+    """Per-host facts only: addresses, rack position, role."""
+    out: dict[str, Any] = {
+        "ansible_host": (node.addresses.mgmt or "").split("/")[0],
+        "podplan_bmc_address": (node.addresses.bmc or "").split("/")[0] or None,
+        "podplan_rack": node.rack,
+        "podplan_rack_u": node.u,
+        "podplan_role": node.role,
+    }
+    if node.addresses.fabric:
+        out["podplan_fabric_addresses"] = [
+            {"rail": f.rail, "device": f.device, "address": f.address}
+            for f in node.addresses.fabric
+        ]
+    return out
+
+
+def slurm_vars(plan: ClusterPlan) -> dict[str, Any]:
+    """``group_vars/slurm_cluster/slurm.yml``: the scheduler layout from the plan."""
+    s = plan.scheduler
+    return {
+        "slurm_cluster_name": s.cluster_name,
+        "slurm_controller_hosts": list(s.controllers),
+        "slurm_dbd_host": s.dbd_host,
+        "slurm_accounting_enabled": True,
+        "slurm_nodesets": [ns.model_dump() for ns in s.nodesets],
+        "slurm_partitions": [p.model_dump() for p in s.partitions],
+        "slurm_topology": [t.model_dump(exclude_none=True) for t in s.topology],
+    }
+
+
+def storage_vars(plan: ClusterPlan) -> dict[str, Any]:
+    """``group_vars/slurm_cluster/storage.yml``: the PowerScale NFS export to mount."""
+    st = plan.storage
+    return {
+        "nfs_client_enabled": True,
+        "nfs_client_server": st.nfs_server,
+        "nfs_client_export": st.nfs_export,
+        "nfs_client_mount_point": st.mount_point,
+    }
+
+
+def nvidia_vars() -> dict[str, Any]:
+    """``group_vars/slurm_cluster/nvidia.yml``: production turns the NVIDIA stack on."""
+    return {
+        "nvidia_driver_enabled": True,
+        "nvidia_fabricmanager_enabled": True,
+        "nvidia_dcgm_enabled": True,
+        "enroot_pyxis_enabled": True,
+    }
+
+
+def emit_slurm_inventory(plan: ClusterPlan) -> list[OutFile]:
+    """Every file of ``inventories/<name>/`` for the Slurm path."""
+    base = f"inventories/{plan.name}"
+    spec = plan.spec_file
+    members = {h for ns in plan.scheduler.nodesets for h in ns.hosts}
+    members |= {*plan.scheduler.controllers, *plan.scheduler.login}
+    files = [
+        OutFile(f"{base}/hosts.yml", dump_yaml(hosts_document(plan), spec)),
+        OutFile(f"{base}/group_vars/all/podplan.yml", dump_yaml({
+            "podplan_cluster_name": plan.name,
+            "podplan_spec_file": spec,
+            "podplan_generated_by": GENERATED_BY,
+        }, spec)),
+        OutFile(f"{base}/group_vars/slurm_cluster/slurm.yml", dump_yaml(slurm_vars(plan), spec)),
+        OutFile(f"{base}/group_vars/slurm_cluster/storage.yml", dump_yaml(storage_vars(plan), spec)),
+        OutFile(f"{base}/group_vars/slurm_cluster/nvidia.yml", dump_yaml(nvidia_vars(), spec)),
+    ]
+    for node in plan.nodes:
+        if node.name in members:
+            files.append(OutFile(f"{base}/host_vars/{node.name}.yml", dump_yaml(host_vars(node), spec)))
+    return files

@@ -1,0 +1,67 @@
+"""The pipeline, end to end: spec file -> checked spec -> sizing -> ClusterPlan -> files.
+
+Each step is a plain function so the CLI, the tests and the benchmarks drive the same code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.catalog.load import Catalog, default_catalog
+from generator.plan.models import ClusterPlan
+from generator.render.files import OutFile
+from generator.sizing.result import SizingResult
+from generator.spec.load import LoadedSpec, load_spec
+from generator.spec.resolve import check_references, prices_path
+
+
+def load_checked(spec_file: str, catalog: Catalog | None = None) -> LoadedSpec:
+    """Parse, validate and reference-check a spec file."""
+    loaded = load_spec(spec_file)
+    check_references(loaded, catalog or default_catalog())
+    return loaded
+
+
+def size(loaded: LoadedSpec, catalog: Catalog | None = None) -> SizingResult:
+    """Size every workload and the cluster."""
+    from generator.sizing import size as size_spec
+
+    return size_spec(loaded.spec, catalog or default_catalog())
+
+
+def plan(loaded: LoadedSpec, catalog: Catalog | None = None) -> ClusterPlan:
+    """Resolve the whole cluster from a checked spec."""
+    from generator.plan.build import build_plan
+
+    cat = catalog or default_catalog()
+    return build_plan(loaded.spec, loaded.path, size(loaded, cat), cat)
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """Everything ``podplan plan`` writes, and the directories it owns wholesale."""
+
+    files: list[OutFile]
+    owned_dirs: list[str]
+
+
+def bill_of_materials(loaded: LoadedSpec, cluster: ClusterPlan, catalog: Catalog | None = None):  # type: ignore[no-untyped-def]
+    """The priced BOM of a plan (price book from the catalog, overridden by ``prices:``)."""
+    from generator.bom import build_bom, load_price_book
+
+    book = load_price_book(catalog or default_catalog(), prices_path(loaded))
+    return build_bom(cluster, book)
+
+
+def outputs(loaded: LoadedSpec, catalog: Catalog | None = None) -> Outputs:
+    """Plan the cluster and render every artifact from that one plan."""
+    from generator.emit.inventory import emit_inventory
+    from generator.emit.pulumi import emit_pulumi
+    from generator.emit.reports import emit_reports
+
+    cat = catalog or default_catalog()
+    cluster = plan(loaded, cat)
+    bom = bill_of_materials(loaded, cluster, cat)
+    files = [*emit_reports(cluster, bom), *emit_inventory(cluster), *emit_pulumi(cluster)]
+    owned = [f"reports/{cluster.name}", f"inventories/{cluster.name}"]
+    return Outputs(files=sorted(files), owned_dirs=owned)

@@ -1,0 +1,100 @@
+"""Check a spec's catalog references and cross-field rules against the real catalog.
+
+Pydantic checks shapes; this checks meaning: that ids exist (with a did-you-mean from the
+catalog's own list), that the GPU fits the server, that the NIC count is one the server
+offers, and that a referenced price book exists.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator.catalog.load import Catalog
+from generator.errors import PodplanError, Problem
+from generator.spec.load import LoadedSpec, did_you_mean, format_path
+from generator.spec.models import InlineArchitecture
+
+
+def _unknown(
+    loaded: LoadedSpec, loc: tuple[str | int, ...], what: str, value: str, ids: list[str]
+) -> Problem:
+    return Problem(
+        path=format_path(loc), message=f"unknown {what} '{value}'",
+        line=loaded.lines.line_of(loc), allowed=", ".join(sorted(ids)),
+        hint=did_you_mean(value, ids),
+    )
+
+
+def _model_problems(loaded: LoadedSpec, catalog: Catalog) -> list[Problem]:
+    models = list(catalog.models)
+    out = []
+    for i, w in enumerate(loaded.spec.workloads):
+        if not isinstance(w.model, InlineArchitecture) and w.model not in catalog.models:
+            out.append(_unknown(loaded, ("workloads", i, "model"), "model", w.model, models))
+    return out
+
+
+def _hardware_problems(loaded: LoadedSpec, catalog: Catalog) -> list[Problem]:
+    hw = loaded.spec.hardware
+    out: list[Problem] = []
+    compute = [k for k, s in catalog.servers.items() if s.role == "gpu-compute"]
+    if hw.server not in compute:
+        what = "GPU server" if hw.server not in catalog.servers else "GPU server (a head node)"
+        out.append(_unknown(loaded, ("hardware", "server"), what, hw.server, compute))
+    if hw.gpu not in catalog.gpus:
+        out.append(_unknown(loaded, ("hardware", "gpu"), "GPU", hw.gpu, list(catalog.gpus)))
+    if out:
+        return out
+    server = catalog.servers[hw.server]
+    if hw.gpu not in server.gpu_options:
+        loc: tuple[str | int, ...] = ("hardware", "gpu")
+        out.append(Problem(
+            path=format_path(loc), message=f"{server.name} does not take GPU '{hw.gpu}'",
+            line=loaded.lines.line_of(loc), allowed=", ".join(server.gpu_options),
+        ))
+    if server.east_west_nic_options and hw.east_west_nics_per_node not in server.east_west_nic_options:
+        loc = ("hardware", "east_west_nics_per_node")
+        out.append(Problem(
+            path=format_path(loc),
+            message=f"{server.name} offers {server.east_west_nic_options} east-west NICs",
+            line=loaded.lines.line_of(loc),
+            allowed=", ".join(str(n) for n in server.east_west_nic_options),
+        ))
+    if hw.gpus is not None and hw.gpus % server.gpu_slots:
+        loc = ("hardware", "gpus")
+        out.append(Problem(
+            path=format_path(loc),
+            message=f"must be a multiple of {server.gpu_slots} (GPUs per {server.name})",
+            line=loaded.lines.line_of(loc),
+        ))
+    return out
+
+
+def prices_path(loaded: LoadedSpec) -> Path | None:
+    """The price-book override, resolved relative to the spec file."""
+    if loaded.spec.prices is None:
+        return None
+    return (Path(loaded.path).parent / loaded.spec.prices).resolve()
+
+
+def _prices_problems(loaded: LoadedSpec) -> list[Problem]:
+    path = prices_path(loaded)
+    if path is None or path.is_file():
+        return []
+    return [Problem(
+        path="prices", message=f"price book not found: {path}",
+        line=loaded.lines.line_of(("prices",)),
+        allowed="a YAML file path, relative to the spec file",
+    )]
+
+
+def check_references(loaded: LoadedSpec, catalog: Catalog) -> None:
+    """Raise a located ``PodplanError`` if any catalog reference or cross-field rule fails."""
+    problems = [
+        *_model_problems(loaded, catalog),
+        *_hardware_problems(loaded, catalog),
+        *_prices_problems(loaded),
+    ]
+    if problems:
+        noun = "problem" if len(problems) == 1 else "problems"
+        raise PodplanError(f"spec is not valid ({len(problems)} {noun})", loaded.path, problems)
