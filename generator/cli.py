@@ -58,8 +58,12 @@ def size(spec: str, as_json: bool) -> None:
 @cli.command()
 @SPEC
 @click.option(
-    "--format", "fmt", type=click.Choice(["table", "csv", "json", "md"]), default="table",
-    show_default=True, help="Output format.",
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json", "md"]),
+    default="table",
+    show_default=True,
+    help="Output format.",
 )
 def bom(spec: str, fmt: str) -> None:
     """Print the bill of materials for SPEC."""
@@ -73,8 +77,12 @@ def bom(spec: str, fmt: str) -> None:
 @cli.command()
 @SPEC
 @click.option(
-    "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
-    show_default=True, help="Directory to write reports/, inventories/ and stacks/ under.",
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path(),
+    show_default=True,
+    help="Directory to write reports/, inventories/ and stacks/ under.",
 )
 @click.option("--dry-run", is_flag=True, help="List the files that would be written.")
 def plan(spec: str, out_dir: Path, dry_run: bool) -> None:

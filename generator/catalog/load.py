@@ -44,7 +44,9 @@ def load_items(family: str, model: type[M], data_dir: Path = DATA_DIR) -> dict[s
                 path = ".".join(str(p) for p in (item_id, *e["loc"]))
                 problems.append(Problem(path=path, message=e["msg"]))
     if problems:
-        raise PodplanError("catalog data does not validate", str(data_dir / f"{family}.yaml"), problems)
+        raise PodplanError(
+            "catalog data does not validate", str(data_dir / f"{family}.yaml"), problems
+        )
     return out
 
 

@@ -93,16 +93,26 @@ def emit_slurm_inventory(plan: ClusterPlan) -> list[OutFile]:
     members |= {*plan.scheduler.controllers, *plan.scheduler.login}
     files = [
         OutFile(f"{base}/hosts.yml", dump_yaml(hosts_document(plan), spec)),
-        OutFile(f"{base}/group_vars/all/podplan.yml", dump_yaml({
-            "podplan_cluster_name": plan.name,
-            "podplan_spec_file": spec,
-            "podplan_generated_by": GENERATED_BY,
-        }, spec)),
+        OutFile(
+            f"{base}/group_vars/all/podplan.yml",
+            dump_yaml(
+                {
+                    "podplan_cluster_name": plan.name,
+                    "podplan_spec_file": spec,
+                    "podplan_generated_by": GENERATED_BY,
+                },
+                spec,
+            ),
+        ),
         OutFile(f"{base}/group_vars/slurm_cluster/slurm.yml", dump_yaml(slurm_vars(plan), spec)),
-        OutFile(f"{base}/group_vars/slurm_cluster/storage.yml", dump_yaml(storage_vars(plan), spec)),
+        OutFile(
+            f"{base}/group_vars/slurm_cluster/storage.yml", dump_yaml(storage_vars(plan), spec)
+        ),
         OutFile(f"{base}/group_vars/slurm_cluster/nvidia.yml", dump_yaml(nvidia_vars(), spec)),
     ]
     for node in plan.nodes:
         if node.name in members:
-            files.append(OutFile(f"{base}/host_vars/{node.name}.yml", dump_yaml(host_vars(node), spec)))
+            files.append(
+                OutFile(f"{base}/host_vars/{node.name}.yml", dump_yaml(host_vars(node), spec))
+            )
     return files

@@ -57,8 +57,13 @@ _SortedDumper.add_representer(str, _str_presenter)
 def dump_yaml(data: Any, spec_file: str | None = None) -> str:
     """YAML with sorted keys, block style, a document start, and the provenance header."""
     body = yaml.dump(
-        data, Dumper=_SortedDumper, sort_keys=True, default_flow_style=False,
-        allow_unicode=True, width=100, explicit_start=True,
+        data,
+        Dumper=_SortedDumper,
+        sort_keys=True,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=100,
+        explicit_start=True,
     )
     return (commented_header(spec_file) if spec_file else "") + body
 

@@ -8,7 +8,6 @@ output directory is untouched. Directories owned entirely by podplan (``reports/
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -57,11 +56,11 @@ def write_tree(out_dir: Path, files: Sequence[OutFile], owned_dirs: Iterable[str
             old = Path(tmp) / "old" / d
             if final.exists():
                 old.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(final, old)
-            os.replace(stage / d, final)
+                final.replace(old)
+            (stage / d).replace(final)
         for f in files:
             if any(f.path == d or f.path.startswith(d + "/") for d in owned):
                 continue
             target = out_dir / f.path
             target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(stage / f.path, target)
+            (stage / f.path).replace(target)

@@ -40,8 +40,12 @@ class MemoryBreakdown(Frozen):
     @property
     def total_gib(self) -> float:
         return (
-            self.weights_gib + self.gradients_gib + self.optimizer_gib
-            + self.activations_gib + self.kv_cache_gib + self.overhead_gib
+            self.weights_gib
+            + self.gradients_gib
+            + self.optimizer_gib
+            + self.activations_gib
+            + self.kv_cache_gib
+            + self.overhead_gib
         )
 
 
@@ -97,16 +101,26 @@ class TrainingEstimate(Frozen):
     def to_json(self) -> dict[str, Any]:
         p = self.parallelism
         return {
-            "name": self.name, "kind": self.kind, "gpus": self.gpus,
+            "name": self.name,
+            "kind": self.kind,
+            "gpus": self.gpus,
             "parallelism": {
-                "tp": p.tp, "pp": p.pp, "dp": p.dp, "cp": p.cp, "vp": p.vp,
-                "micro_batch_size": p.micro_batch_size, "recompute": p.recompute,
+                "tp": p.tp,
+                "pp": p.pp,
+                "dp": p.dp,
+                "cp": p.cp,
+                "vp": p.vp,
+                "micro_batch_size": p.micro_batch_size,
+                "recompute": p.recompute,
             },
-            "memory_gib_per_gpu": round(self.memory_gib_per_gpu, 1), "fits": self.fits,
+            "memory_gib_per_gpu": round(self.memory_gib_per_gpu, 1),
+            "fits": self.fits,
             "step_time_s": round(self.step_time_s, 3),
             "tokens_per_second_per_gpu": round(self.tokens_per_second_per_gpu, 1),
-            "mfu": round(self.mfu, 3), "time_hours": round(self.time_hours, 2),
-            "gpu_hours": round(self.gpu_hours, 1), "meets_deadline": self.meets_deadline,
+            "mfu": round(self.mfu, 3),
+            "time_hours": round(self.time_hours, 2),
+            "gpu_hours": round(self.gpu_hours, 1),
+            "meets_deadline": self.meets_deadline,
         }
 
 
@@ -132,11 +146,15 @@ class InferenceEstimate(Frozen):
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "name": self.name, "kind": self.kind, "gpus": self.gpus, "replicas": self.replicas,
+            "name": self.name,
+            "kind": self.kind,
+            "gpus": self.gpus,
+            "replicas": self.replicas,
             "parallelism": {"tp": self.tp, "pp": self.pp},
             "memory_gib_per_gpu": round(self.memory_gib_per_gpu, 1),
             "output_tokens_per_second": round(self.output_tokens_per_second, 1),
-            "ttft_ms": round(self.ttft_ms, 1), "tpot_ms": round(self.tpot_ms, 2),
+            "ttft_ms": round(self.ttft_ms, 1),
+            "tpot_ms": round(self.tpot_ms, 2),
             "max_batch": self.max_batch,
         }
 
@@ -166,6 +184,8 @@ class SizingResult(Frozen):
     def to_json(self) -> dict[str, Any]:
         """The ``podplan size --json`` document, workloads in spec order."""
         return {
-            "name": self.name, "nodes": self.nodes, "gpus": self.gpus,
+            "name": self.name,
+            "nodes": self.nodes,
+            "gpus": self.gpus,
             "workloads": [w.to_json() for w in self.workloads],
         }

@@ -95,8 +95,10 @@ def _user_loc(loc: tuple[Any, ...], data: Any) -> tuple[str | int, ...]:
     out: list[str | int] = []
     cur = data
     for part in loc:
-        if isinstance(part, str) and part in _UNION_TAGS and not (
-            isinstance(cur, dict) and part in cur
+        if (
+            isinstance(part, str)
+            and part in _UNION_TAGS
+            and not (isinstance(cur, dict) and part in cur)
         ):
             continue
         out.append(part)
@@ -178,22 +180,29 @@ def _problem(err: dict[str, Any], data: Any, lines: LoadedLines) -> Problem:
         parent = model_at(loc[:-1], data)
         allowed = sorted(parent.model_fields) if parent else []
         return Problem(
-            path=format_path(loc), message=f"unknown key '{key}'", line=line,
-            allowed=", ".join(allowed) or None, hint=did_you_mean(key, allowed),
+            path=format_path(loc),
+            message=f"unknown key '{key}'",
+            line=line,
+            allowed=", ".join(allowed) or None,
+            hint=did_you_mean(key, allowed),
         )
     if err["type"] == "union_tag_not_found" and loc[:1] == ("workloads",):
         kind = data["workloads"][loc[1]].get("kind") if isinstance(loc[1], int) else None
         kloc = (*loc, "kind")
         message = "is required" if kind is None else f"unknown kind '{kind}'"
         return Problem(
-            path=format_path(kloc), message=message, line=lines.line_of(kloc),
+            path=format_path(kloc),
+            message=message,
+            line=lines.line_of(kloc),
             allowed=", ".join(WORKLOAD_KINDS),
             hint=did_you_mean(str(kind), list(WORKLOAD_KINDS)) if kind else None,
         )
     if err["type"] == "string_pattern_mismatch":
         return Problem(
-            path=format_path(loc), message=f"'{err.get('input')}' has characters not allowed",
-            line=line, allowed=f"text matching {err['ctx']['pattern']}",
+            path=format_path(loc),
+            message=f"'{err.get('input')}' has characters not allowed",
+            line=line,
+            allowed=f"text matching {err['ctx']['pattern']}",
         )
     choices = _expected_values(err)
     hint = did_you_mean(str(err.get("input")), choices) if choices else None
@@ -201,8 +210,11 @@ def _problem(err: dict[str, Any], data: Any, lines: LoadedLines) -> Problem:
     if err["type"] == "missing":
         message = "is required"
     return Problem(
-        path=format_path(loc), message=message, line=line,
-        allowed=", ".join(choices) or None, hint=hint,
+        path=format_path(loc),
+        message=message,
+        line=line,
+        allowed=", ".join(choices) or None,
+        hint=hint,
     )
 
 
@@ -219,7 +231,8 @@ def validate_data(data: Any, source: str, lines: dict[tuple[str | int, ...], int
     """Validate parsed YAML into a ``Spec`` or raise a located ``PodplanError``."""
     if not isinstance(data, dict):
         raise PodplanError(
-            "spec must be a mapping with 'name' and 'workloads'", source,
+            "spec must be a mapping with 'name' and 'workloads'",
+            source,
             [Problem(path="", message=f"got {type(data).__name__}", line=1)],
         )
     try:

@@ -112,7 +112,9 @@ class Parallelism(SpecModel):
     pp: int | None = Field(default=None, ge=1, description="Pipeline-parallel stages.")
     dp: int | None = Field(default=None, ge=1, description="Data-parallel replicas.")
     cp: int | None = Field(default=None, ge=1, description="Context-parallel size.")
-    vp: int | None = Field(default=None, ge=1, description="Virtual pipeline stages (interleaving).")
+    vp: int | None = Field(
+        default=None, ge=1, description="Virtual pipeline stages (interleaving)."
+    )
     recompute: Recompute | None = Field(
         default=None, description="Activation recomputation: none | selective | full."
     )
@@ -147,7 +149,8 @@ class TrainingWorkload(SpecModel):
     model: ModelRef = Field(description="Catalog model id, or an inline architecture mapping.")
     precision: Precision = Field(default=Precision.bf16, description="bf16 | fp8.")
     framework: Framework = Field(
-        default=Framework.nemo, description="Efficiency profile: nemo | megatron | fsdp | deepspeed."
+        default=Framework.nemo,
+        description="Efficiency profile: nemo | megatron | fsdp | deepspeed.",
     )
     sequence_length: int = Field(default=4096, gt=0, description="Tokens per sequence.")
     global_batch_size: int = Field(default=128, gt=0, description="Sequences per optimizer step.")
@@ -242,7 +245,9 @@ class Hardware(SpecModel):
 class Storage(SpecModel):
     """Shared storage needs beyond what the sizing derives (checkpoint size comes from it)."""
 
-    dataset_tb: float = Field(default=1.0, ge=0, description="Training data kept on shared storage (TB).")
+    dataset_tb: float = Field(
+        default=1.0, ge=0, description="Training data kept on shared storage (TB)."
+    )
     checkpoint_keep: int = Field(default=3, ge=1, description="Checkpoints retained at once.")
     checkpoint_write_seconds: float = Field(
         default=120.0, gt=0, description="Target time to write one full checkpoint (s)."
@@ -286,10 +291,18 @@ def _cidr(value: str) -> str:
 class Network(SpecModel):
     """Address plans; every address in the plan is derived from these."""
 
-    oob_cidr: str = Field(default="10.128.0.0/20", description="Out-of-band (iDRAC/BMC, switch mgmt).")
-    mgmt_cidr: str = Field(default="10.129.0.0/20", description="In-band management / provisioning.")
-    frontend_cidr: str = Field(default="10.130.0.0/20", description="Front-end and storage Ethernet.")
-    fabric_cidr: str = Field(default="10.200.0.0/16", description="GPU fabric (IPoIB), split per rail.")
+    oob_cidr: str = Field(
+        default="10.128.0.0/20", description="Out-of-band (iDRAC/BMC, switch mgmt)."
+    )
+    mgmt_cidr: str = Field(
+        default="10.129.0.0/20", description="In-band management / provisioning."
+    )
+    frontend_cidr: str = Field(
+        default="10.130.0.0/20", description="Front-end and storage Ethernet."
+    )
+    fabric_cidr: str = Field(
+        default="10.200.0.0/16", description="GPU fabric (IPoIB), split per rail."
+    )
 
     @field_validator("oob_cidr", "mgmt_cidr", "frontend_cidr", "fabric_cidr")
     @classmethod
@@ -369,7 +382,8 @@ class Spec(SpecModel):
         default_factory=Provisioning, description="Scheduler and clouds to generate."
     )
     prices: str | None = Field(
-        default=None, description="Price-book YAML overriding the built-in one (path from the spec)."
+        default=None,
+        description="Price-book YAML overriding the built-in one (path from the spec).",
     )
 
     @field_validator("workloads")

@@ -19,8 +19,10 @@ def _unknown(
     loaded: LoadedSpec, loc: tuple[str | int, ...], what: str, value: str, ids: list[str]
 ) -> Problem:
     return Problem(
-        path=format_path(loc), message=f"unknown {what} '{value}'",
-        line=loaded.lines.line_of(loc), allowed=", ".join(sorted(ids)),
+        path=format_path(loc),
+        message=f"unknown {what} '{value}'",
+        line=loaded.lines.line_of(loc),
+        allowed=", ".join(sorted(ids)),
         hint=did_you_mean(value, ids),
     )
 
@@ -48,25 +50,36 @@ def _hardware_problems(loaded: LoadedSpec, catalog: Catalog) -> list[Problem]:
     server = catalog.servers[hw.server]
     if hw.gpu not in server.gpu_options:
         loc: tuple[str | int, ...] = ("hardware", "gpu")
-        out.append(Problem(
-            path=format_path(loc), message=f"{server.name} does not take GPU '{hw.gpu}'",
-            line=loaded.lines.line_of(loc), allowed=", ".join(server.gpu_options),
-        ))
-    if server.east_west_nic_options and hw.east_west_nics_per_node not in server.east_west_nic_options:
+        out.append(
+            Problem(
+                path=format_path(loc),
+                message=f"{server.name} does not take GPU '{hw.gpu}'",
+                line=loaded.lines.line_of(loc),
+                allowed=", ".join(server.gpu_options),
+            )
+        )
+    if (
+        server.east_west_nic_options
+        and hw.east_west_nics_per_node not in server.east_west_nic_options
+    ):
         loc = ("hardware", "east_west_nics_per_node")
-        out.append(Problem(
-            path=format_path(loc),
-            message=f"{server.name} offers {server.east_west_nic_options} east-west NICs",
-            line=loaded.lines.line_of(loc),
-            allowed=", ".join(str(n) for n in server.east_west_nic_options),
-        ))
+        out.append(
+            Problem(
+                path=format_path(loc),
+                message=f"{server.name} offers {server.east_west_nic_options} east-west NICs",
+                line=loaded.lines.line_of(loc),
+                allowed=", ".join(str(n) for n in server.east_west_nic_options),
+            )
+        )
     if hw.gpus is not None and hw.gpus % server.gpu_slots:
         loc = ("hardware", "gpus")
-        out.append(Problem(
-            path=format_path(loc),
-            message=f"must be a multiple of {server.gpu_slots} (GPUs per {server.name})",
-            line=loaded.lines.line_of(loc),
-        ))
+        out.append(
+            Problem(
+                path=format_path(loc),
+                message=f"must be a multiple of {server.gpu_slots} (GPUs per {server.name})",
+                line=loaded.lines.line_of(loc),
+            )
+        )
     return out
 
 
@@ -81,11 +94,14 @@ def _prices_problems(loaded: LoadedSpec) -> list[Problem]:
     path = prices_path(loaded)
     if path is None or path.is_file():
         return []
-    return [Problem(
-        path="prices", message=f"price book not found: {path}",
-        line=loaded.lines.line_of(("prices",)),
-        allowed="a YAML file path, relative to the spec file",
-    )]
+    return [
+        Problem(
+            path="prices",
+            message=f"price book not found: {path}",
+            line=loaded.lines.line_of(("prices",)),
+            allowed="a YAML file path, relative to the spec file",
+        )
+    ]
 
 
 def check_references(loaded: LoadedSpec, catalog: Catalog) -> None:

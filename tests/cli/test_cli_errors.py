@@ -21,7 +21,10 @@ workloads:
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", "from generator.cli import main; main()", *args],
-        capture_output=True, text=True, cwd=cwd, check=False,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
     )
 
 
@@ -42,7 +45,12 @@ def test_valid_spec_validates(tmp_path: Path) -> None:
     [
         (("kind: lora", "kind: lorra"), 4, "workloads[0].kind", "did you mean 'lora'"),
         (("steps: 10", "stepz: 10"), 6, "workloads[0].stepz", "did you mean 'steps'"),
-        (("model: llama2-7b", "model: llama2-7bb"), 5, "workloads[0].model", "did you mean 'llama2-7b'"),
+        (
+            ("model: llama2-7b", "model: llama2-7bb"),
+            5,
+            "workloads[0].model",
+            "did you mean 'llama2-7b'",
+        ),
         (("name: ok-spec", "name: Not_OK"), 1, "name", "allowed"),
         (("kind: lora", "kind: inferance"), 4, "workloads[0].kind", "did you mean 'inference'"),
     ],

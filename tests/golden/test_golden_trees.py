@@ -27,7 +27,8 @@ def _rendered(example: Path) -> dict[str, str]:
 def _expected(root: Path) -> dict[str, str]:
     return {
         p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
-        for p in sorted(root.rglob("*")) if p.is_file()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
     }
 
 
@@ -47,8 +48,12 @@ def test_example_renders_to_golden_tree(example: Path, update_golden: bool) -> N
     for path in sorted(got):
         if got[path] != want[path]:
             diff = difflib.unified_diff(
-                want[path].splitlines(), got[path].splitlines(), "golden/" + path, "now/" + path,
-                lineterm="", n=2,
+                want[path].splitlines(),
+                got[path].splitlines(),
+                "golden/" + path,
+                "now/" + path,
+                lineterm="",
+                n=2,
             )
             pytest.fail("\n".join(list(diff)[:60]))
 
