@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
+from generator.render import fastyaml
 
 
 @dataclass(frozen=True, order=True)
@@ -39,32 +39,9 @@ def commented_header(spec_file: str, marker: str = "#") -> str:
     return "".join(f"{marker} {line}\n" for line in header_lines(spec_file))
 
 
-class _SortedDumper(yaml.SafeDumper):
-    """SafeDumper that never emits aliases (generated YAML must read plainly)."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-
-def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in data else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
-
-
-_SortedDumper.add_representer(str, _str_presenter)
-
-
 def dump_yaml(data: Any, spec_file: str | None = None) -> str:
     """YAML with sorted keys, block style, a document start, and the provenance header."""
-    body = yaml.dump(
-        data,
-        Dumper=_SortedDumper,
-        sort_keys=True,
-        default_flow_style=False,
-        allow_unicode=True,
-        width=100,
-        explicit_start=True,
-    )
+    body = fastyaml.dump(data)
     return (commented_header(spec_file) if spec_file else "") + body
 
 

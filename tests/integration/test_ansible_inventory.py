@@ -1,0 +1,78 @@
+"""The generated inventories parse with the real ``ansible-inventory`` and say what the plan says."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator import pipeline
+from generator.render.write import write_tree
+from tests.conftest import EXAMPLES, REPO
+
+# The 2,048-node example is left out: ansible-inventory needs minutes for 2,000+ host_vars files,
+# and the small examples exercise the same emitter code.
+SLURM_EXAMPLES = [
+    e
+    for e in EXAMPLES
+    if "scheduler: bcm" not in e.read_text(encoding="utf-8") and "2048" not in e.stem
+]
+
+
+def ansible_inventory(inventory: Path) -> dict[str, Any]:
+    exe = shutil.which("ansible-inventory")
+    if exe is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("ansible-inventory is required in CI")
+        pytest.skip("ansible-inventory is not installed")
+    r = subprocess.run(
+        [exe, "-i", str(inventory), "--list"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "ANSIBLE_INVENTORY_UNPARSED_WARNING": "1"},
+    )
+    assert "WARNING" not in r.stderr, r.stderr
+    data: dict[str, Any] = json.loads(r.stdout)
+    return data
+
+
+def group_hosts(inv: dict[str, Any], group: str) -> set[str]:
+    """Hosts of a group including its children, as Ansible resolves them."""
+    entry = inv.get(group, {})
+    hosts = set(entry.get("hosts", []))
+    for child in entry.get("children", []):
+        hosts |= group_hosts(inv, child)
+    return hosts
+
+
+@pytest.mark.parametrize("example", SLURM_EXAMPLES, ids=[e.stem for e in SLURM_EXAMPLES])
+def test_slurm_inventory_matches_plan(example: Path, tmp_path: Path) -> None:
+    loaded = pipeline.load_checked(example.relative_to(REPO).as_posix())
+    out = pipeline.outputs(loaded)
+    write_tree(tmp_path, out.files, out.owned_dirs)
+    plan = pipeline.plan(loaded)
+    inv = ansible_inventory(tmp_path / "inventories" / plan.name)
+
+    sched = plan.scheduler
+    assert group_hosts(inv, "slurm_controller") == set(sched.controllers)
+    assert group_hosts(inv, "slurm_dbd") == {sched.dbd_host}
+    assert group_hosts(inv, "slurm_login") == set(sched.login)
+    compute = {h for ns in sched.nodesets for h in ns.hosts}
+    assert group_hosts(inv, "slurm_compute") == compute
+    assert group_hosts(inv, "slurm_cluster") == compute | set(sched.controllers) | set(sched.login)
+
+    hostvars = inv["_meta"]["hostvars"]
+    by_name = {n.name: n for n in plan.nodes}
+    for host in compute | set(sched.controllers):
+        node = by_name[host]
+        assert hostvars[host]["ansible_host"] == (node.addresses.mgmt or "").split("/")[0]
+        assert hostvars[host]["slurm_cluster_name"] == sched.cluster_name
+    any_compute = sorted(compute)[0]
+    rails = hostvars[any_compute]["podplan_fabric_addresses"]
+    assert len(rails) == plan.fabric.rails
