@@ -104,6 +104,9 @@ class FabricSummary(Frozen):
     node_to_leaf_links: int
     leaf_to_spine_links: int
     spine_to_core_links: int
+    leaf_to_leaf_links: int = Field(
+        default=0, description="Back-to-back links between a leaf pair (small fabrics)."
+    )
     subnet_manager: Literal["ufm", "opensm"]
     design_notes: list[str] = Field(default_factory=list)
 
@@ -220,6 +223,9 @@ class CloudFilesystem(Frozen):
 
     service: str = Field(description="Catalog id, e.g. aws-fsx-lustre-persistent2.")
     capacity_tib: float
+    capacity_gib: int | None = Field(
+        default=None, description="The same capacity in GiB (exact; what the cloud APIs take)."
+    )
     throughput_mb_s_per_tib: int
     sku: str | None = None
     usd_per_month: float | None = None
@@ -247,6 +253,13 @@ class PowerSummary(Frozen):
     it_kw: float = Field(description="Sum of planning power of all devices.")
     btu_per_hour: float
     facility_kw: float = Field(description="it_kw x PUE.")
+    pue: float = Field(default=1.0, description="Power usage effectiveness used for facility_kw.")
+    usd_per_kwh: float = Field(
+        default=0.0, description="Electricity price (facility.power_usd_per_kwh)."
+    )
+    usd_per_month: float = Field(
+        default=0.0, description="facility_kw x 730 h x usd_per_kwh (planning maximum draw)."
+    )
 
 
 class ClusterPlan(Frozen):

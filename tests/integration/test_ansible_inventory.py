@@ -1,4 +1,4 @@
-"""The generated inventories parse with the real ``ansible-inventory`` and say what the plan says."""
+"""Generated inventories parse with the real ``ansible-inventory`` and match the plan."""
 
 from __future__ import annotations
 
