@@ -1,0 +1,119 @@
+"""The price book: the catalog's ``prices.yaml``, optionally overridden by the spec's file.
+
+The override has the same shape as ``prices.yaml`` (a top-level ``items`` mapping) and is
+merged by item id: a listed id replaces the listed fields of the built-in entry (e.g. only
+``usd`` and ``date``), a new id adds an entry (then ``name``, ``unit``, ``sources`` and
+``status`` are required). Entries from the override say so in their source.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from generator.catalog.load import Catalog
+from generator.errors import PodplanError, Problem
+from generator.plan.catalog_models import OpticModel, PriceItem
+
+FAMILY = "prices"
+
+
+@dataclass(frozen=True)
+class PriceBook:
+    """Prices by id, and where each one came from."""
+
+    items: dict[str, PriceItem]
+    overridden: frozenset[str]
+    override_file: str | None
+    optics: dict[str, OpticModel]
+
+    @property
+    def shared_parts(self) -> set[str]:
+        """Twin-port switch modules: one module serves the two ports of a cage."""
+        return {k for k, o in self.optics.items() if o.where == "switch" and o.ports_400g == 2}
+
+    def get(self, item_id: str) -> PriceItem | None:
+        return self.items.get(item_id)
+
+    def source(self, item_id: str) -> str:
+        item = self.items[item_id]
+        where = f"prices file {self.override_file}" if item_id in self.overridden else "prices.yaml"
+        return f"{where}: {item_id}; {item.citation()}"
+
+    @property
+    def description(self) -> str:
+        if self.override_file:
+            return f"catalog prices.yaml, overridden by {self.override_file}"
+        return "catalog prices.yaml"
+
+
+def _read_override(path: Path) -> dict[str, Any]:
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PodplanError(
+            "price book not found",
+            str(path),
+            [
+                Problem(
+                    path="prices",
+                    message=f"no file at {path}",
+                    allowed="a YAML file path, relative to the spec file",
+                )
+            ],
+        ) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise PodplanError(
+            "price book is not valid YAML",
+            str(path),
+            [Problem(path="prices", message=str(getattr(exc, "problem", exc)), line=line)],
+        ) from None
+    items = doc.get("items") if isinstance(doc, dict) else None
+    if not isinstance(items, dict) or not all(isinstance(v, dict) for v in items.values()):
+        raise PodplanError(
+            "price book needs a top-level 'items' mapping of id -> fields",
+            str(path),
+            [
+                Problem(
+                    path="items",
+                    message="missing or not a mapping of mappings",
+                    hint="copy the shape of generator/catalog/data/prices.yaml",
+                )
+            ],
+        )
+    return items
+
+
+def load_price_book(catalog: Catalog, override: Path | None) -> PriceBook:
+    """The built-in price book merged with ``override`` (path already resolved)."""
+    base = catalog.raw(FAMILY)["items"]
+    merged: dict[str, dict[str, Any]] = {k: dict(v or {}) for k, v in base.items()}
+    changed: set[str] = set()
+    if override is not None:
+        for item_id, fields in _read_override(override).items():
+            merged[str(item_id)] = {**merged.get(str(item_id), {}), **fields}
+            changed.add(str(item_id))
+    items: dict[str, PriceItem] = {}
+    problems: list[Problem] = []
+    for item_id, fields in sorted(merged.items()):
+        try:
+            items[item_id] = PriceItem.model_validate({"id": item_id, **fields})
+        except ValidationError as exc:
+            for e in exc.errors():
+                loc = ".".join(str(x) for x in (item_id, *e["loc"]))
+                problems.append(Problem(path=f"items.{loc}", message=e["msg"]))
+    if problems:
+        where = str(override) if override is not None else "prices.yaml"
+        raise PodplanError("price book does not validate", where, problems)
+    return PriceBook(
+        items,
+        frozenset(changed),
+        str(override) if override is not None else None,
+        catalog.family("optics", OpticModel),
+    )

@@ -1,0 +1,185 @@
+"""BOM writers: a fixed-width table (``podplan bom``), CSV, JSON and Markdown.
+
+Writers only serialize the ``BillOfMaterials``; every figure is decided in ``bom.build``.
+Each format starts with the provenance header (CSV: ``#`` lines, Markdown: an HTML comment,
+JSON: ``generated_by``/``regenerate`` keys).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from generator.bom.models import BillOfMaterials, BomLine
+from generator.render.files import commented_header, header_lines, regenerate_command
+
+CSV_COLUMNS = [
+    "category",
+    "part",
+    "catalog_id",
+    "quantity",
+    "unit",
+    "unit_usd",
+    "extended_usd",
+    "estimate",
+    "source",
+    "note",
+]
+PRICE_WARNING = (
+    "Prices are rough estimates or street quotes, not Dell/NVIDIA list prices: re-quote "
+    "before use (override with the spec's `prices:` file)."
+)
+
+
+def _usd(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:,.0f}"
+
+
+def _line_dict(line: BomLine) -> dict[str, Any]:
+    return line.model_dump()
+
+
+def bom_document(bom: BillOfMaterials) -> dict[str, Any]:
+    """The ``bom.json`` document."""
+    return {
+        "generated_by": f"podplan from {bom.spec_file}",
+        "regenerate": regenerate_command(bom.spec_file),
+        "name": bom.name,
+        "price_book": bom.price_book,
+        "summary": bom.summary,
+        "lines": [_line_dict(line) for line in bom.lines],
+        "totals": {
+            "hardware_usd": bom.hardware_usd,
+            "capex_usd": bom.capex_usd,
+            "unpriced_lines": bom.unpriced_lines,
+            "power_usd_per_month": bom.power_usd_per_month,
+        },
+        "cloud": [c.model_dump() for c in bom.cloud],
+        "notes": [PRICE_WARNING],
+    }
+
+
+def _sorted(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _sorted(obj[k]) for k in sorted(obj)}
+    if isinstance(obj, list):
+        return [_sorted(x) for x in obj]
+    return obj
+
+
+def to_json(bom: BillOfMaterials) -> str:
+    """Sorted keys, except the provenance keys, which come first (JSON has no comments)."""
+    doc = bom_document(bom)
+    head = {k: doc.pop(k) for k in ("generated_by", "regenerate")}
+    return json.dumps({**head, **_sorted(doc)}, indent=2, ensure_ascii=False) + "\n"
+
+
+def to_csv(bom: BillOfMaterials) -> str:
+    buf = io.StringIO()
+    buf.write(commented_header(bom.spec_file))
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for line in bom.lines:
+        d = _line_dict(line)
+        w.writerow(["" if d[c] is None else d[c] for c in CSV_COLUMNS])
+    w.writerow(
+        ["total", "capex", "", "", "", "", f"{bom.capex_usd:.2f}", "true", bom.price_book, ""]
+    )
+    return buf.getvalue()
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def to_markdown(bom: BillOfMaterials) -> str:
+    s = bom.summary
+    head = "".join(f"{line}\n" for line in header_lines(bom.spec_file))
+    out = [f"<!--\n{head}-->", f"# Bill of materials: {bom.name}", ""]
+    f, st = s["fabric"], s["storage"]
+    out += [
+        f"- Compute: {s['compute_nodes']} nodes + {s['spare_nodes']} spare, {s['gpus']} GPUs, "
+        f"{s['east_west_nics']} GPU-fabric NICs",
+        f"- Fabric: {f['switch_model']}, {f['tiers']} tier(s), {f['leaf_switches']} leaf / "
+        f"{f['spine_switches']} spine / {f['core_switches']} core",
+        f"- Storage: {st['model']} x {st['nodes']}, {st['usable_tb']:g} TB usable, "
+        f"{st['write_gbps']:g} GB/s write (estimate)",
+        f"- Racks: {s['racks']}, IT power {s['power_kw']:,.1f} kW "
+        f"({s['btu_per_hour']:,.0f} BTU/h), power cost {_usd(s['power_usd_per_month'])} USD/month",
+        f"- Run: {s['time_hours']:,.1f} h wall-clock at goodput {s['goodput']:.3f}",
+        f"- **Capex: {_usd(bom.capex_usd)} USD** ({bom.unpriced_lines} line(s) without a price)",
+        "",
+        "| Category | Part | Qty | Unit USD | Extended USD | Source |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    for line in bom.lines:
+        out.append(
+            f"| {line.category} | {_md_escape(line.part)} | {line.quantity:,} | "
+            f"{_usd(line.unit_usd)} | {_usd(line.extended_usd)} | {_md_escape(line.source)} |"
+        )
+    out += [
+        "",
+        "## Cloud equivalent",
+        "",
+        "| Provider | Instance | Count | USD/hour | USD per run | USD/month (24x7) "
+        "| Break-even months |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for c in bom.cloud:
+        be = "never" if c.break_even_months is None else f"{c.break_even_months:g}"
+        out.append(
+            f"| {c.provider} | {c.instance} | {c.count:,} | {_usd(c.usd_per_hour)} | "
+            f"{_usd(c.usd_per_run)} | {_usd(c.usd_per_month)} | {be} |"
+        )
+    out += ["", f"_{PRICE_WARNING}_", ""]
+    return "\n".join(out)
+
+
+def to_table(bom: BillOfMaterials) -> str:
+    rows = [("CATEGORY", "PART", "QTY", "UNIT USD", "EXTENDED USD")]
+    for line in bom.lines:
+        part = line.part if len(line.part) <= 64 else line.part[:61] + "..."
+        rows.append(
+            (
+                line.category,
+                part,
+                f"{line.quantity:,}",
+                _usd(line.unit_usd),
+                _usd(line.extended_usd),
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    out = []
+    for i, r in enumerate(rows):
+        out.append(
+            f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:>{widths[2]}}  "
+            f"{r[3]:>{widths[3]}}  {r[4]:>{widths[4]}}".rstrip()
+        )
+        if i == 0:
+            out.append("  ".join("-" * w for w in widths))
+    s = bom.summary
+    out += [
+        "",
+        f"capex: {_usd(bom.capex_usd)} USD ({bom.unpriced_lines} line(s) without a price)",
+        f"power: {s['power_kw']:,.1f} kW IT, {s['facility_kw']:,.1f} kW facility, "
+        f"{_usd(s['power_usd_per_month'])} USD/month",
+        f"run: {s['time_hours']:,.1f} h wall-clock, goodput {s['goodput']:.3f}",
+    ]
+    for c in bom.cloud:
+        be = "never" if c.break_even_months is None else f"{c.break_even_months:g} months"
+        out.append(
+            f"cloud {c.provider}: {c.count} x {c.instance}, {_usd(c.usd_per_hour)} USD/h, "
+            f"{_usd(c.usd_per_run)} USD per run, break-even {be}"
+        )
+    out += [f"price book: {bom.price_book}", PRICE_WARNING, ""]
+    return "\n".join(out)
+
+
+def format_bom(bom: BillOfMaterials, fmt: str = "table") -> str:
+    """Render ``bom`` as ``table`` | ``csv`` | ``json`` | ``md``."""
+    writers = {"table": to_table, "csv": to_csv, "json": to_json, "md": to_markdown}
+    if fmt not in writers:
+        raise ValueError(f"unknown BOM format {fmt!r}; expected one of {', '.join(writers)}")
+    return writers[fmt](bom)

@@ -1,0 +1,36 @@
+"""Compute nodes: how many, their names, and hot spares.
+
+The node count is the sizing's (``SizingResult.nodes``). Hot spares (``hardware.hot_spares``)
+are a number, or 'auto': enough for the nodes expected to be in hardware repair at the same
+time (``reliability.auto_spares``). Spares are racked, cabled and configured like compute
+nodes but kept out of the default partition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.plan.catalog_models import FailureStats
+from generator.plan.reliability import auto_spares
+from generator.sizing.result import SizingResult
+from generator.spec.models import Spec
+
+COMPUTE_PREFIX = "gpu"
+
+
+@dataclass(frozen=True)
+class ComputeNodes:
+    compute: list[str]
+    spares: list[str]
+    spares_auto: bool
+
+
+def plan_compute(spec: Spec, sizing: SizingResult, stats: FailureStats) -> ComputeNodes:
+    """Names of the compute nodes and spares (``gpu001`` ..., spares numbered after)."""
+    n = sizing.nodes
+    want = spec.hardware.hot_spares
+    spares = auto_spares(n, sizing.gpus_per_node, stats) if want == "auto" else int(want)
+    total = n + spares
+    width = max(3, len(str(total)))
+    names = [f"{COMPUTE_PREFIX}{i:0{width}d}" for i in range(1, total + 1)]
+    return ComputeNodes(names[:n], names[n:], want == "auto")

@@ -1,0 +1,103 @@
+"""The price book: built-in prices, the spec's override file, and its errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.bom import build_bom, load_price_book
+from generator.catalog.load import default_catalog
+from generator.errors import PodplanError
+from generator.plan.speed import plan_for
+
+
+def _line(bom: object, item: str):  # type: ignore[no-untyped-def]
+    return next(x for x in bom.lines if x.catalog_id == item)  # type: ignore[attr-defined]
+
+
+def test_builtin_prices_give_capex_and_sources() -> None:
+    _, plan = plan_for(16, default_catalog())
+    bom = build_bom(plan, load_price_book(default_catalog(), None))
+    xe = _line(bom, "xe9680")
+    assert (xe.quantity, xe.unit_usd, xe.extended_usd) == (16, 350000.0, 5_600_000.0)
+    assert "prices.yaml: xe9680" in xe.source and xe.estimate
+    assert bom.capex_usd == pytest.approx(sum(x.extended_usd or 0 for x in bom.lines))
+    assert bom.capex_usd > bom.hardware_usd  # the installation uplift comes on top
+    uplift = _line(bom, "support-installation-uplift")
+    assert uplift.extended_usd == pytest.approx(0.08 * bom.hardware_usd, abs=0.01)
+
+
+def test_override_merges_by_item_id(tmp_path: Path) -> None:
+    book = tmp_path / "my-prices.yaml"
+    book.write_text(
+        "items:\n"
+        "  xe9680: {usd: 300000, date: '2026-01'}\n"
+        "  qsfp56-dd-400g-sr4:\n"
+        "    name: 400G QSFP56-DD SR4 (quote)\n"
+        "    unit: module\n"
+        "    usd: 800\n"
+        "    sources: [X1]\n"
+        "    status: E\n",
+        encoding="utf-8",
+    )
+    _, plan = plan_for(16, default_catalog())
+    prices = load_price_book(default_catalog(), book)
+    bom = build_bom(plan, prices)
+    xe = _line(bom, "xe9680")
+    assert xe.unit_usd == 300000.0 and str(book) in xe.source
+    assert xe.part.startswith("Dell PowerEdge XE9680")  # untouched fields are kept
+    assert _line(bom, "qsfp56-dd-400g-sr4").unit_usd == 800.0
+    assert _line(bom, "qm9790").source.startswith("prices.yaml")
+    assert bom.unpriced_lines == 0
+    assert str(book) in bom.price_book
+
+
+def test_missing_override_is_an_error_on_prices(tmp_path: Path) -> None:
+    with pytest.raises(PodplanError) as exc:
+        load_price_book(default_catalog(), tmp_path / "nope.yaml")
+    assert exc.value.problems[0].path == "prices"
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        ("items: [1, 2]\n", "items"),
+        ("items:\n  xe9680: {usd: lots}\n", "items.xe9680.usd"),
+        ("items:\n  new-part: {usd: 5}\n", "items.new-part.name"),
+        ("items: {a: [\n", "prices"),
+    ],
+)
+def test_invalid_override_names_the_field(tmp_path: Path, text: str, path: str) -> None:
+    book = tmp_path / "bad.yaml"
+    book.write_text(text, encoding="utf-8")
+    with pytest.raises(PodplanError) as exc:
+        load_price_book(default_catalog(), book)
+    assert path in [p.path for p in exc.value.problems]
+
+
+def test_unpriced_parts_are_listed_not_dropped() -> None:
+    _, plan = plan_for(40, default_catalog())
+    bom = build_bom(plan, load_price_book(default_catalog(), None))
+    gap = _line(bom, "qsfp56-dd-400g-sr4")
+    assert gap.unit_usd is None and gap.quantity > 0 and "gap" in gap.source
+    assert bom.unpriced_lines >= 1
+
+
+def test_power_cost_and_break_even() -> None:
+    _, plan = plan_for(16, default_catalog(), facility={"power_usd_per_kwh": 0.10, "pue": 1.5})
+    bom = build_bom(plan, load_price_book(default_catalog(), None))
+    p = plan.power
+    assert p.facility_kw == pytest.approx(p.it_kw * 1.5, abs=1e-3)
+    assert bom.power_usd_per_month == pytest.approx(p.facility_kw * 730 * 0.10, abs=0.01)
+    aws = next(c for c in bom.cloud if c.provider == "aws")
+    monthly = aws.usd_per_hour * 730 + (aws.filesystem_usd_per_month or 0)
+    assert aws.break_even_months == pytest.approx(
+        bom.capex_usd / (monthly - bom.power_usd_per_month), abs=0.05
+    )
+
+
+def test_bcm_adds_the_software_line() -> None:
+    _, plan = plan_for(4, default_catalog(), provisioning={"scheduler": "bcm"})
+    bom = build_bom(plan, load_price_book(default_catalog(), None))
+    assert _line(bom, "nvaie-per-gpu-year").quantity == 32

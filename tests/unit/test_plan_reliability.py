@@ -1,0 +1,87 @@
+"""Failure rate, Young/Daly interval, goodput, wall-clock and automatic hot spares."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from generator.catalog.load import default_catalog
+from generator.plan.catalog_models import FailureStats
+from generator.plan.reliability import (
+    REPAIR_HOURS,
+    RESTART_OVERHEAD_HOURS,
+    auto_spares,
+    failures_per_gpu_hour,
+    plan_reliability,
+    reliability_note,
+)
+from generator.plan.speed import synthetic_sizing
+
+
+def _stats() -> FailureStats:
+    return default_catalog().family("reliability", FailureStats)["llama3-405b-pretraining"]
+
+
+def test_rate_is_llama3s_466_interruptions_in_54_days_on_16384_gpus() -> None:
+    assert failures_per_gpu_hour(_stats()) == pytest.approx(466 / (16384 * 54 * 24))
+    # ~ one interruption every 2.8 hours at Llama 3 scale
+    assert 1 / (failures_per_gpu_hour(_stats()) * 16384) == pytest.approx(2.78, abs=0.01)
+
+
+def test_young_daly_interval_goodput_and_wallclock() -> None:
+    stats = _stats()
+    sizing = synthetic_sizing("r", 16, checkpoint_gb=1000.0, time_hours=100.0)
+    rel = plan_reliability(sizing, stats, write_gbps=20.0, read_gbps=40.0, spares=0)
+    rate = 466 / (16384 * 54 * 24)
+    mtbf = 1 / (rate * 128)
+    delta = 1000 / 20 / 3600
+    tau = math.sqrt(2 * delta * mtbf)
+    restart = RESTART_OVERHEAD_HOURS + 1000 / 40 / 3600
+    goodput = 1 - delta / tau - (tau / 2 + restart) / mtbf
+    assert rel.checkpoint_write_s == pytest.approx(50.0)
+    assert rel.checkpoint_interval_hours == pytest.approx(tau, abs=1e-3)
+    assert rel.goodput == pytest.approx(goodput, abs=1e-4)
+    assert rel.wallclock_hours == pytest.approx(100 / goodput, abs=1e-2)
+    assert rel.expected_interruptions == pytest.approx(rate * 128 * 100 / goodput, abs=1e-3)
+
+
+def test_bigger_jobs_lose_more_to_failures() -> None:
+    stats = _stats()
+    small = plan_reliability(synthetic_sizing("s", 8), stats, 20.0, 40.0, 0)
+    big = plan_reliability(synthetic_sizing("b", 2048), stats, 20.0, 40.0, 0)
+    assert big.goodput < small.goodput
+    assert big.expected_interruptions > small.expected_interruptions
+
+
+def test_slower_checkpoints_lower_goodput() -> None:
+    stats = _stats()
+    s = synthetic_sizing("s", 256)
+    assert (
+        plan_reliability(s, stats, 5.0, 10.0, 0).goodput
+        < plan_reliability(s, stats, 50.0, 100.0, 0).goodput
+    )
+
+
+def test_llama3_scale_with_fast_checkpoints_is_above_ninety_percent() -> None:
+    # Meta reports >90 % effective training time for the 16,384-GPU Llama 3 run.
+    sizing = synthetic_sizing("l3", 2048, checkpoint_gb=5000.0, time_hours=1000.0)
+    rel = plan_reliability(sizing, _stats(), write_gbps=2000.0, read_gbps=2000.0, spares=0)
+    assert 0.9 < rel.goodput < 0.97
+    assert rel.expected_interruptions == pytest.approx(rel.wallclock_hours / 2.78, rel=0.01)
+    assert reliability_note(rel) is not None
+
+
+def test_inference_only_has_no_run_time() -> None:
+    sizing = synthetic_sizing("i", 2).model_copy(update={"training": []})
+    rel = plan_reliability(sizing, _stats(), 10.0, 20.0, 0)
+    assert rel.goodput == 1.0 and rel.wallclock_hours == 0.0
+
+
+def test_auto_spares_cover_nodes_in_repair() -> None:
+    stats = _stats()
+    assert auto_spares(8, 8, stats) == 1  # always at least one when asked for
+    big = auto_spares(2048, 8, stats)
+    mean = 2048 * 8 * (stats.gpu_or_hbm_interruptions_per_gpu_hour or 0) * REPAIR_HOURS
+    assert mean < big < 2 * mean + 5
+    assert auto_spares(4096, 8, stats) > big

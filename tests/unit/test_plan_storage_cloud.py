@@ -1,0 +1,114 @@
+"""PowerScale sizing and the managed-Lustre equivalents on valid cloud sizes."""
+
+from __future__ import annotations
+
+import pytest
+
+from generator.catalog.load import default_catalog
+from generator.plan.catalog_models import CloudFilesystemModel, StorageModel
+from generator.plan.cloud import TIB_PER_TB, size_filesystem
+from generator.plan.speed import plan_for, synthetic_sizing, synthetic_spec
+from generator.plan.storage import STORAGE_MODEL, plan_storage
+
+
+def _f710() -> StorageModel:
+    return default_catalog().family("storage", StorageModel)[STORAGE_MODEL]
+
+
+def _fs(key: str) -> CloudFilesystemModel:
+    raw = default_catalog().raw("cloud")["filesystems"][key]
+    return CloudFilesystemModel.model_validate({"id": key, **raw})
+
+
+def test_capacity_formula_and_minimum_three_nodes() -> None:
+    spec = synthetic_spec("s", 8, storage={"dataset_tb": 10, "checkpoint_keep": 2})
+    st = plan_storage(spec, synthetic_sizing("s", 8, checkpoint_gb=500.0), _f710(), "10.0.0.3")
+    assert st.required_tb == pytest.approx(10 + 2 * 0.5)
+    assert st.nodes == 3
+    m = _f710()
+    usable = st.raw_tb * (1 - m.protection_fraction(3)) * (1 - m.filesystem_reserve_fraction)
+    assert st.usable_tb == pytest.approx(usable, abs=0.01)
+    assert st.usable_tb >= st.required_tb
+
+
+def test_checkpoint_throughput_drives_the_node_count() -> None:
+    spec = synthetic_spec("s", 64, storage={"checkpoint_write_seconds": 30})
+    st = plan_storage(spec, synthetic_sizing("s", 64, checkpoint_gb=6000.0), _f710(), "x")
+    assert st.nodes == 40  # 6,000 GB / 30 s = 200 GB/s at 5 GB/s per node
+    assert st.checkpoint_write_s <= 30
+    assert any("sized by checkpoint write throughput" in n for n in st.notes)
+
+
+def test_capacity_drives_drive_size_then_nodes() -> None:
+    spec = synthetic_spec("s", 8, storage={"dataset_tb": 500})
+    st = plan_storage(spec, synthetic_sizing("s", 8), _f710(), "x")
+    assert st.usable_tb >= st.required_tb
+    smaller = [d for d in _f710().drive_tb_options if d < st.drive_tb]
+    assert all(st.nodes * 10 * d * 0.6 < st.required_tb for d in smaller)
+
+
+def test_lora_checkpoints_are_small() -> None:
+    spec = synthetic_spec("s", 2)
+    lora = synthetic_sizing("s", 2, checkpoint_gb=0.5, kind="lora")
+    st = plan_storage(spec, lora, _f710(), "x")
+    assert st.checkpoint_gb == 0.5 and st.nodes == 3
+
+
+def test_fsx_uses_1200_2400_then_2400_gib_steps() -> None:
+    fs = _fs("aws-fsx-lustre-persistent2")
+    small, _ = size_filesystem(fs, capacity_tb=1.0, write_gbps=0.1)
+    assert small.capacity_tib * 1024 == 1200
+    big, _ = size_filesystem(fs, capacity_tb=10.0, write_gbps=0.5)
+    gib = big.capacity_tib * 1024
+    assert gib % 2400 == 0 and gib >= 10 * TIB_PER_TB * 1024
+    assert big.throughput_mb_s_per_tib in (125, 250, 500, 1000)
+    assert big.capacity_tib * big.throughput_mb_s_per_tib >= 500
+
+
+def test_fsx_picks_the_cheapest_tier_for_throughput() -> None:
+    fs = _fs("aws-fsx-lustre-persistent2")
+    got, _ = size_filesystem(fs, capacity_tb=5.0, write_gbps=20.0)
+    assert got.capacity_tib * got.throughput_mb_s_per_tib >= 20_000
+    assert got.usd_per_month is not None
+    prices = fs.usd_per_tib_month_by_tier or {}
+    for tier in fs.throughput_tiers_mbytes_per_s_per_tib:
+        other, _ = size_filesystem(
+            fs.model_copy(update={"throughput_tiers_mbytes_per_s_per_tib": [tier]}), 5.0, 20.0
+        )
+        assert got.usd_per_month <= other.capacity_tib * prices[tier] + 0.01
+
+
+def test_gcp_capacity_is_a_multiple_of_the_tier_step() -> None:
+    fs = _fs("gcp-managed-lustre")
+    got, notes = size_filesystem(fs, capacity_tb=50.0, write_gbps=10.0)
+    step = fs.tiers[got.throughput_mb_s_per_tib].capacity_step_gib
+    assert (got.capacity_tib * 1024) % step == 0
+    assert got.capacity_tib * got.throughput_mb_s_per_tib >= 10_000
+    assert any("no price" in n for n in notes)
+
+
+def test_azure_uses_a_sku_step() -> None:
+    fs = _fs("azure-managed-lustre")
+    got, _ = size_filesystem(fs, capacity_tb=30.0, write_gbps=5.0)
+    assert got.sku is not None and got.sku in fs.skus
+    sku = fs.skus[got.sku]
+    assert got.capacity_tib % sku.capacity_step_tib == 0
+    assert sku.capacity_min_tib <= got.capacity_tib <= sku.capacity_max_tib
+
+
+def test_cloud_equivalents_per_provider() -> None:
+    _, plan = plan_for(16, default_catalog())
+    by = {c.provider: c for c in plan.cloud}
+    assert by["aws"].instance_type == "p5.48xlarge" and by["aws"].fabric_interfaces == 32
+    assert by["gcp"].instance_type == "a3-megagpu-8g"
+    assert by["azure"].instance_type == "Standard_ND96isr_H100_v5"
+    for c in plan.cloud:
+        assert c.count == 16
+        assert c.usd_per_run == pytest.approx(
+            c.usd_per_hour * plan.reliability.wallclock_hours, rel=1e-6
+        )
+
+
+def test_clouds_can_be_narrowed() -> None:
+    _, plan = plan_for(2, default_catalog(), provisioning={"clouds": ["azure"]})
+    assert [c.provider for c in plan.cloud] == ["azure"]
