@@ -1,0 +1,183 @@
+"""The AWS stack's configuration, read once from ``pulumi.Config()`` and validated.
+
+``podplan plan`` writes every non-secret key into ``Pulumi.<name>.yaml``; the user adds the
+secret ones (``pulumi config set --secret sshPublicKey ...``). ``Pulumi.yaml`` declares the
+same keys with descriptions; a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+from podplan_stackkit.config import ConfigReader, admin_cidr_problem, step_problem
+
+PROJECT = "podplan-aws"
+
+# FSx for Lustre PERSISTENT_2 (SSD): 1.2 TiB, then 2.4 TiB steps; four throughput tiers.
+FSX_DEPLOYMENT_TYPE = "PERSISTENT_2"
+FSX_FIRST_GIB = 1200
+FSX_STEP_GIB = 2400
+FSX_THROUGHPUTS = (125, 250, 500, 1000)
+
+# EFA devices per instance when every network card carries one (AWS EFA user guide).
+EFA_INTERFACES = {"p5.48xlarge": 32, "p5e.48xlarge": 32, "p5en.48xlarge": 16}
+MAX_NETWORK_CARDS = 32
+
+HEAD_HOST_NUMBER = 10
+"""The head node takes the 10th address of the public subnet (AWS reserves .0-.3)."""
+
+NAME_PATTERN = r"[a-z][a-z0-9-]{0,38}[a-z0-9]"
+"""Spec names (40 chars at most), starting with a letter as GCP resource names must."""
+IMAGE_PATTERN = r"ami-[0-9a-f]{8,17}|resolve:ssm:/\S+"
+
+
+@dataclass(frozen=True)
+class AwsSettings:
+    """Everything the AWS program needs, typed and checked."""
+
+    cluster_name: str
+    spec_file: str
+    region: str
+    availability_zone: str
+    instance_type: str
+    node_count: int
+    gpus_per_node: int
+    efa_interfaces: int
+    head_instance_type: str
+    admin_cidr: str
+    admin_user: str
+    image_id: str
+    root_volume_gib: int
+    vpc_cidr: str
+    public_subnet_cidr: str
+    private_subnet_cidr: str
+    head_private_ip: str
+    fsx_capacity_gib: int
+    fsx_throughput_per_tib: int
+    kms_key_id: str | None
+    capacity_reservation_id: str | None
+    mount_point: str
+    tags: dict[str, str]
+    ssh_public_key: pulumi.Output[str]
+
+    def node_names(self) -> list[str]:
+        """Host names of the GPU nodes, in order (also their Slurm node names)."""
+        width = max(3, len(str(self.node_count)))
+        return [f"{self.cluster_name}-gpu-{i:0{width}d}" for i in range(1, self.node_count + 1)]
+
+    @property
+    def head_hostname(self) -> str:
+        return f"{self.cluster_name}-head"
+
+
+def fsx_capacity_problem(gib: int) -> str | None:
+    """Why ``gib`` is not a valid PERSISTENT_2 SSD capacity, or None."""
+    return step_problem(
+        gib,
+        step=FSX_STEP_GIB,
+        minimum=FSX_STEP_GIB,
+        maximum=None,
+        unit="GiB",
+        where=f"FSx for Lustre {FSX_DEPLOYMENT_TYPE}",
+        also=(FSX_FIRST_GIB,),
+    )
+
+
+def load(reader: ConfigReader | None = None, provider: ConfigReader | None = None) -> AwsSettings:
+    """Read and validate the stack configuration; raises ConfigError listing every problem."""
+    r = reader or ConfigReader(PROJECT)
+    aws = provider or ConfigReader("aws")
+    region = aws.string("region", pattern=r"[a-z]{2}(-[a-z]+)+-\d", what="an AWS region")
+
+    cluster = r.string("clusterName", pattern=NAME_PATTERN, what="lower-case letters, digits, -")
+    spec = r.string("specFile")
+    az = r.string("availabilityZone", pattern=r"[a-z]{2}(-[a-z]+)+-\d[a-z]", what="an AZ name")
+    if r.ok("availabilityZone") and aws.ok("region") and not az.startswith(region):
+        r.fail("availabilityZone", f"({az}) must be a zone of aws:region ({region})")
+
+    instance_type = r.string("instanceType", pattern=r"[a-z0-9]+\.[a-z0-9]+", what="an EC2 type")
+    node_count = r.integer("nodeCount", minimum=1)
+    gpus = r.integer("gpusPerNode", minimum=1, maximum=16)
+    efa = r.integer("efaInterfaces", minimum=1, maximum=MAX_NETWORK_CARDS)
+    expected = EFA_INTERFACES.get(instance_type)
+    if expected is not None and r.ok("efaInterfaces") and efa != expected:
+        r.fail("efaInterfaces", f"must be {expected} for {instance_type} (got {efa})")
+
+    head_type = r.string("headInstanceType", pattern=r"[a-z0-9]+\.[a-z0-9]+", what="an EC2 type")
+    admin = r.cidr("adminCidr")
+    if r.ok("adminCidr") and (problem := admin_cidr_problem(admin)):
+        r.fail("adminCidr", problem)
+    admin_user = r.string("adminUser", "ubuntu", pattern=r"[a-z_][a-z0-9_-]{0,31}", what="a user")
+    image = r.string(
+        "imageId",
+        "resolve:ssm:/aws/service/deeplearning/ami/x86_64/"
+        "base-oss-nvidia-driver-gpu-ubuntu-24.04/latest/ami-id",
+        pattern=IMAGE_PATTERN,
+        what="an AMI id or resolve:ssm:<parameter>",
+    )
+    root_gib = r.integer("rootVolumeGib", 200, minimum=50, maximum=16384)
+
+    vpc = r.cidr("vpcCidr")
+    public = r.cidr("publicSubnetCidr")
+    private = r.cidr("privateSubnetCidr")
+    r.subnets_inside("vpcCidr", vpc, {"publicSubnetCidr": public, "privateSubnetCidr": private})
+    head_ip = r.host("publicSubnetCidr", public, HEAD_HOST_NUMBER)
+
+    fsx_gib = r.integer("fsxStorageCapacityGib", minimum=1)
+    if r.ok("fsxStorageCapacityGib") and (problem := fsx_capacity_problem(fsx_gib)):
+        r.fail("fsxStorageCapacityGib", problem)
+    tput = r.integer("fsxThroughputPerTib")
+    if r.ok("fsxThroughputPerTib") and tput not in FSX_THROUGHPUTS:
+        allowed = ", ".join(str(t) for t in FSX_THROUGHPUTS)
+        r.fail(
+            "fsxThroughputPerTib",
+            f"must be one of {allowed} MB/s per TiB for {FSX_DEPLOYMENT_TYPE} (got {tput})",
+        )
+
+    kms = r.string("kmsKeyId", "", pattern=r"arn:aws[a-z-]*:kms:\S+", what="a KMS key ARN")
+    reservation = r.string(
+        "capacityReservationId", "", pattern=r"cr-[0-9a-f]{8,17}", what="a capacity reservation"
+    )
+    mount_point = r.string("mountPoint", "/shared", pattern=r"/[A-Za-z0-9._/-]+", what="a path")
+    tags = r.tags("tags", {"podplan-cluster": cluster, "podplan-spec": spec})
+    key = r.secret("sshPublicKey", '"$(cat ~/.ssh/id_ed25519.pub)"')
+
+    aws.raise_if_invalid()
+    r.raise_if_invalid()
+    return AwsSettings(
+        cluster_name=cluster,
+        spec_file=spec,
+        region=region,
+        availability_zone=az,
+        instance_type=instance_type,
+        node_count=node_count,
+        gpus_per_node=gpus,
+        efa_interfaces=efa,
+        head_instance_type=head_type,
+        admin_cidr=str(admin),
+        admin_user=admin_user,
+        image_id=image,
+        root_volume_gib=root_gib,
+        vpc_cidr=str(vpc),
+        public_subnet_cidr=str(public),
+        private_subnet_cidr=str(private),
+        head_private_ip=head_ip,
+        fsx_capacity_gib=fsx_gib,
+        fsx_throughput_per_tib=tput,
+        kms_key_id=kms or None,
+        capacity_reservation_id=reservation or None,
+        mount_point=mount_point,
+        tags=tags,
+        ssh_public_key=key,
+    )
+
+
+def efa_layout(count: int) -> list[tuple[int, int, str]]:
+    """``(network_card_index, device_index, interface_type)`` for ``count`` EFA devices.
+
+    As the AWS EFA guide lays out multi-card instances: the primary interface (card 0,
+    device 0) is an EFA with ENA so the node keeps its IP interface, and every other network
+    card carries one EFA-only interface at device 0 — one EFA device per card.
+    """
+    return [(0, 0, "efa")] + [(card, 0, "efa-only") for card in range(1, count)]

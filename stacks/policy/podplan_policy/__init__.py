@@ -1,0 +1,1 @@
+"""podplan's CrossGuard policies for its AWS, GCP and Azure stacks (see rules.py)."""
