@@ -87,6 +87,7 @@ def bom(spec: str, fmt: str) -> None:
 @click.option("--dry-run", is_flag=True, help="List the files that would be written.")
 def plan(spec: str, out_dir: Path, dry_run: bool) -> None:
     """Plan the cluster for SPEC and write reports, inventory and stack config."""
+    from generator.emit.stack_secrets import merge_with_existing
     from generator.render.write import write_tree
 
     out = pipeline.outputs(pipeline.load_checked(spec))
@@ -94,7 +95,7 @@ def plan(spec: str, out_dir: Path, dry_run: bool) -> None:
         for f in out.files:
             click.echo(f"would write {out_dir / f.path} ({len(f.content)} bytes)")
         return
-    write_tree(out_dir, out.files, out.owned_dirs)
+    write_tree(out_dir, merge_with_existing(out_dir, out.files), out.owned_dirs)
     click.echo(f"wrote {len(out.files)} files under {out_dir}")
     for d in out.owned_dirs:
         click.echo(f"  {out_dir / d}/")

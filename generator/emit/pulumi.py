@@ -302,7 +302,7 @@ def _preamble(plan: ClusterPlan, ce: CloudEquivalent, notes: list[str]) -> list[
     lines += [
         "  pulumi preview --policy-pack ../policy",
         "  pulumi up",
-        "Pulumi stores the secret in this file: after regenerating it, set the secret again.",
+        "Pulumi stores the secret in this file; podplan plan keeps it (and the salt) on regeneration.",
         "",
     ]
     return lines
