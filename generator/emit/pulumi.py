@@ -302,7 +302,8 @@ def _preamble(plan: ClusterPlan, ce: CloudEquivalent, notes: list[str]) -> list[
     lines += [
         "  pulumi preview --policy-pack ../policy",
         "  pulumi up",
-        "Pulumi stores the secret in this file; podplan plan keeps it (and the salt) on regeneration.",
+        "Pulumi stores the secret in this file; podplan plan keeps it (and the salt) when it",
+        "regenerates the file.",
         "",
     ]
     return lines

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -78,7 +79,9 @@ def test_invalid_override_names_the_field(tmp_path: Path, text: str, path: str) 
 
 def test_unpriced_parts_are_listed_not_dropped() -> None:
     _, plan = plan_for(40, default_catalog())
-    bom = build_bom(plan, load_price_book(default_catalog(), None))
+    full = load_price_book(default_catalog(), None)
+    items = {k: v for k, v in full.items.items() if k != "qsfp56-dd-400g-sr4"}
+    bom = build_bom(plan, dataclasses.replace(full, items=items))
     gap = _line(bom, "qsfp56-dd-400g-sr4")
     assert gap.unit_usd is None and gap.quantity > 0 and "gap" in gap.source
     assert bom.unpriced_lines >= 1
