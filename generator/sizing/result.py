@@ -25,6 +25,11 @@ class TrainingLayout(Frozen):
     vp: int = 1
     micro_batch_size: int
     recompute: Literal["none", "selective", "full"]
+    recompute_layers: int | None = Field(
+        default=None,
+        description="With recompute=full: layers per pipeline stage recomputed, when not all "
+                    "(Megatron recompute_num_layers); None = every layer.",
+    )
 
 
 class MemoryBreakdown(Frozen):

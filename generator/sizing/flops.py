@@ -1,0 +1,98 @@
+"""Training FLOPs per token, model vs hardware, and MFU (sizing-models.md §9.2).
+
+Attention convention: **κ = 12, non-causal** — FLOPs/token = 6*(P_nonemb + V*h) + 12*L*s*(a*d_h).
+That is the convention of Megatron-LM 2021, MosaicML's MFU and NeMo <= 24.x; with it the
+formula reproduces NeMo 24.09's "model TFLOP/s/GPU ÷ tokens/s/GPU" to 0.1 % (Llama-2-7B at
+s=4096: 46.1 GFLOP/token). Megatron-Core >= 2025 counts causal attention (κ = 6); numbers
+computed here are therefore up to a few % higher than theirs for long sequences.
+
+PEFT (LoRA, P-tuning): the base is frozen, so no weight-gradient GEMMs run: 4 instead of 6
+per base weight, while the attention core (which has no weights) keeps its full backward;
+LoRA adapters train normally (6 per adapter weight). P-tuning's prompt encoder runs once per
+sample on a handful of virtual tokens and is ignored; its virtual tokens lengthen s instead.
+
+Hardware FLOPs add recomputation: full recompute repeats every layer's forward (2 per block
+weight + the attention forward, κ/3); selective recompute repeats only the attention core.
+MFU = model FLOPs/s per GPU ÷ the GPU's dense peak at the workload's precision; recompute
+never counts toward MFU (it is HFU's business).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.sizing.arch import Architecture
+from generator.sizing.params import non_embedding_params
+
+KAPPA = 12.0
+"""Attention-core FLOPs per token per layer per unit (s * a * d_h), forward + backward."""
+
+FROZEN_KINDS = frozenset({"lora", "ptuning"})
+
+
+@dataclass(frozen=True, slots=True)
+class TokenFlops:
+    """FLOPs per processed token, split by the kind of math that does them.
+
+    ``gemm`` runs on tensor cores at the workload precision (fp8 speeds it up); ``attention``
+    is the attention core (softmax(QK^T)V), which frameworks keep in bf16.
+    """
+
+    gemm: float
+    attention: float
+
+    @property
+    def total(self) -> float:
+        return self.gemm + self.attention
+
+
+def linear_params(arch: Architecture) -> float:
+    """Weights a token multiplies against: active block weights plus the logits layer."""
+    return float(non_embedding_params(arch, active=True) + arch.vocab * arch.hidden)
+
+
+def attention_flops(arch: Architecture, seq: float, kappa: float = KAPPA) -> float:
+    """κ * L * s * (a * d_h): the attention core per token, forward and backward."""
+    return kappa * arch.layers * seq * arch.heads * arch.head_dim
+
+
+def model_flops(
+    arch: Architecture, kind: str, seq: float, adapter_params: float = 0.0
+) -> TokenFlops:
+    """Model FLOPs per token (the MFU numerator), by training kind."""
+    per_weight = 4.0 if kind in FROZEN_KINDS else 6.0
+    gemm = per_weight * linear_params(arch) + 6.0 * adapter_params
+    return TokenFlops(gemm=gemm, attention=attention_flops(arch, seq))
+
+
+def hardware_flops(
+    arch: Architecture, kind: str, seq: float, recompute: str, adapter_params: float = 0.0,
+    fraction: float = 1.0,
+) -> TokenFlops:
+    """Model FLOPs plus what recomputation repeats (Korthikanti et al. 2022); ``fraction``
+    of the layers for a partial full recompute (Megatron's ``recompute_num_layers``)."""
+    base = model_flops(arch, kind, seq, adapter_params)
+    attention_forward = attention_flops(arch, seq) / 3.0
+    if recompute == "full":
+        block_forward = 2.0 * (non_embedding_params(arch, active=True) + adapter_params)
+        return TokenFlops(base.gemm + fraction * block_forward,
+                          base.attention + fraction * attention_forward)
+    if recompute == "selective":
+        return TokenFlops(base.gemm, base.attention + attention_forward)
+    return base
+
+
+def gpt_iteration_flops(batch: float, seq: float, layers: int, hidden: int, vocab: int) -> float:
+    """Narayanan/Korthikanti closed form: 72*B*s*L*h^2*(1 + s/(6h) + V/(12*L*h)).
+
+    Equal to ``model_flops(...).total * B * s`` for a GELU model with f = 4h, a*d_h = h and
+    no GQA, up to the norm weights; kept for tests and for quoting papers.
+    """
+    return 72.0 * batch * seq * layers * hidden**2 * (
+        1 + seq / (6 * hidden) + vocab / (12 * layers * hidden)
+    )
+
+
+def mfu(model_flops_per_token: float, tokens_per_s_per_gpu: float, peak_flops: float) -> float:
+    """Model FLOPs utilisation: achieved model FLOP/s per GPU over dense peak."""
+    return model_flops_per_token * tokens_per_s_per_gpu / peak_flops

@@ -1,0 +1,123 @@
+"""A training workload reduced to what the formulas need, and its processed tokens.
+
+Time depends on **processed** tokens, not dataset tokens (sizing-models.md §9.7):
+
+* pretraining, ``tokens`` work and ``dataset`` with ``packed: true`` fill every sequence to
+  ``sequence_length``;
+* ``dataset`` with ``packed: false`` makes each sample its own sequence. With one sample per
+  micro-batch that is the sample's length (on average ``avg_tokens_per_sample``); with b > 1
+  the micro-batch is padded to its longest sample. Only the mean length is known, so lengths
+  are taken as exponentially distributed (the maximum-entropy law for a positive length with
+  a known mean, and right-skewed like real instruction data): E[max of b] = mean * H_b, the
+  b-th harmonic number, capped at ``sequence_length``.
+* P-tuning prepends virtual tokens to every sample, and they go through every layer.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from generator.sizing.arch import Architecture
+from generator.sizing.efficiency import Peft
+from generator.sizing.params import lora_adapter_params, ptuning_params
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One training workload as the engine sees it."""
+
+    name: str
+    arch: Architecture
+    kind: str
+    precision: str
+    framework: str
+    global_batch: int
+    seq_len: int
+    steps: int
+    sample_tokens: float | None = None
+    """Mean sample length of an unpacked dataset; None when sequences are full."""
+    extra_tokens: int = 0
+    """Tokens added to every sequence (P-tuning's virtual tokens)."""
+    adapter_params: float = 0.0
+    """Trainable parameters of LoRA adapters or the P-tuning prompt encoder."""
+
+    @property
+    def frozen_base(self) -> bool:
+        return self.kind in ("lora", "ptuning")
+
+
+class Layout(NamedTuple):
+    """A parallel layout (a NamedTuple: cheap to build in the planner's inner loop)."""
+
+    tp: int
+    pp: int
+    dp: int
+    cp: int
+    vp: int
+    mbs: int
+    recompute: str
+    recompute_layers: int = 0
+    """With ``recompute == "full"``: how many of each stage's layers are recomputed
+    (Megatron's ``recompute_num_layers``); 0 means all of them."""
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp * self.dp * self.cp
+
+    def stage_layers(self, layers: int) -> int:
+        """Layers on the busiest stage: ceil(L/p)."""
+        return -(-layers // self.pp)
+
+    def recompute_fraction(self, layers: int) -> float:
+        """Share of the stage's layers whose forward is recomputed in full."""
+        if self.recompute != "full":
+            return 0.0
+        if self.recompute_layers <= 0:
+            return 1.0
+        return min(1.0, self.recompute_layers / self.stage_layers(layers))
+
+    def microbatches(self, global_batch: int) -> int:
+        """m: micro-batches each pipeline runs per optimizer step."""
+        return max(1, global_batch // (self.mbs * self.dp))
+
+
+def harmonic(n: int) -> float:
+    """H_n = 1 + 1/2 + ... + 1/n."""
+    return sum(1.0 / k for k in range(1, n + 1))
+
+
+def sequence_tokens(job: Job, mbs: int) -> float:
+    """Tokens each sequence occupies in a micro-batch of ``mbs`` (padding included)."""
+    if job.sample_tokens is None:
+        seq = float(job.seq_len)
+    else:
+        seq = min(float(job.seq_len), job.sample_tokens * harmonic(mbs))
+    return seq + job.extra_tokens
+
+
+def steps_for_tokens(tokens: float, global_batch: int, seq_len: int) -> int:
+    """Optimizer steps that consume ``tokens`` in full sequences."""
+    return max(1, math.ceil(tokens / (global_batch * seq_len)))
+
+
+def steps_for_dataset(
+    samples: int, avg_tokens: float, epochs: float, global_batch: int, seq_len: int, packed: bool
+) -> int:
+    """Steps for ``epochs`` passes: packed data fills sequences, unpacked data is per sample."""
+    if packed:
+        return steps_for_tokens(samples * avg_tokens * epochs, global_batch, seq_len)
+    return max(1, math.ceil(samples * epochs / global_batch))
+
+
+def peft_terms(
+    arch: Architecture, kind: str, peft: Peft, lora_rank: int | None = None
+) -> tuple[float, int]:
+    """(trainable adapter parameters, tokens added per sequence) for a training kind."""
+    if kind == "lora":
+        return float(lora_adapter_params(arch, lora_rank or peft.lora_rank, peft.lora_targets)), 0
+    if kind == "ptuning":
+        virtual = peft.ptuning_virtual_tokens
+        return float(ptuning_params(arch, virtual, peft.ptuning_bottleneck)), virtual
+    return 0.0, 0

@@ -1,0 +1,134 @@
+"""Per-GPU memory of the most loaded GPU during training (sizing-models.md §9.3).
+
+**States.** Bytes per parameter on the GPU's shard Ψ (its L/p layers ÷ t, plus one V*h/t
+embedding or output matrix on the first/last stage, both when p = 1):
+
+* ``distributed`` (NeMo, Megatron): Megatron's distributed optimizer, the ZeRO-1 of these
+  stacks: bf16 weights 2 + fp32 main gradients 4 + (fp32 master 4 + Adam m 4 + v 4) / (d*c)
+  = 6 + 12/(d*c). This is the default of every published NeMo/Megatron recipe.
+* ``zero3`` (FSDP FULL_SHARD, DeepSpeed ZeRO-3): everything sharded over d, 2 + 2 + 12 = 16/d
+  bytes/param, plus the layers gathered at once (current + prefetched) in bf16 with their
+  gradients.
+* LoRA / P-tuning: the base is frozen bf16 (2 bytes, sharded only by ZeRO-3) with no
+  gradients or optimizer state; the adapters carry 2 + 4 + 12 = 18 bytes/param.
+
+**Activations** per layer per micro-batch (Korthikanti et al. 2022, generalised by Megatron's
+``theoretical_memory_usage``): s*b*h*(18 + 4f/h)/t bytes with sequence parallelism (34 sbh/t
+for f = 4h); without FlashAttention the attention scores add 5*a*s^2*b/t unless recomputed.
+Full recompute keeps only each layer's input (2sbh/t) plus one layer's working set (for
+k of a stage's layers only, when partial: Megatron's recompute_num_layers). With
+1F1B the first stage holds min(p, m) micro-batches in flight, times 1 + (p-1)/(p*v) when
+interleaved; the last stage holds one plus the fp32 logits, 4*s*b*(h + V)/t. Context
+parallelism divides s by c. LoRA keeps the inputs of every adapted linear layer, so its
+activations are counted like full fine-tuning (conservative by design).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from generator.sizing.efficiency import Efficiency, Framework
+from generator.sizing.job import Job, Layout, sequence_tokens
+from generator.sizing.params import layer_params
+
+GIB = float(2**30)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryTerms:
+    """Bytes on the most loaded GPU."""
+
+    weights: float
+    gradients: float
+    optimizer: float
+    activations: float
+    overhead: float
+
+    @property
+    def total(self) -> float:
+        return self.weights + self.gradients + self.optimizer + self.activations + self.overhead
+
+    def dominant(self) -> str:
+        """Name of the largest term (for "why doesn't it fit" notes)."""
+        terms = {"weights": self.weights, "gradients": self.gradients,
+                 "optimizer states": self.optimizer, "activations": self.activations}
+        return max(terms, key=lambda k: terms[k])
+
+
+def stage_params(job: Job, tp: int, pp: int) -> float:
+    """Ψ: parameters on the most loaded GPU (first or last pipeline stage)."""
+    arch = job.arch
+    layers = math.ceil(arch.layers / pp)
+    embed = arch.vocab * arch.hidden
+    embeddings = 2 * embed if pp == 1 and not arch.tied_embeddings else embed
+    return (layers * layer_params(arch) + embeddings) / tp
+
+
+def layer_activation_bytes(job: Job, lay: Layout, eff: Efficiency) -> float:
+    """One layer's stored activations for one micro-batch, without recompute."""
+    arch = job.arch
+    seq = sequence_tokens(job, lay.mbs) / lay.cp
+    sbh = seq * lay.mbs * arch.hidden
+    stored = sbh * (18.0 + 4.0 * arch.ffn / arch.hidden) / lay.tp
+    if not eff.memory.flash_attention and lay.recompute == "none":
+        stored += 5.0 * arch.heads * seq * seq * lay.mbs / lay.tp
+    return stored
+
+
+def activation_bytes(job: Job, lay: Layout, eff: Efficiency) -> float:
+    """Activations on the most loaded stage (first stage's in-flight set vs last's logits)."""
+    arch = job.arch
+    layers = math.ceil(arch.layers / lay.pp)
+    per_layer = layer_activation_bytes(job, lay, eff)
+    seq = sequence_tokens(job, lay.mbs) / lay.cp
+    in_flight = min(lay.pp, lay.microbatches(job.global_batch))
+    interleave = 1.0 + (lay.pp - 1) / (lay.pp * lay.vp) if lay.vp > 1 else 1.0
+    if lay.recompute == "full":
+        kept = 2.0 * seq * lay.mbs * arch.hidden / lay.tp
+        redone = round(lay.recompute_fraction(arch.layers) * layers)
+        stored = redone * kept + (layers - redone) * per_layer
+        first = stored * in_flight * interleave + per_layer
+        last = stored + per_layer
+    else:
+        first = layers * per_layer * in_flight * interleave
+        last = layers * per_layer
+    logits = 4.0 * seq * lay.mbs * (arch.hidden + arch.vocab) / lay.tp
+    if lay.pp == 1:
+        return first + logits
+    return max(first, last + logits)
+
+
+def state_bytes(
+    job: Job, lay: Layout, fw: Framework, eff: Efficiency
+) -> tuple[float, float, float]:
+    """(weights, gradients, optimizer) bytes on the most loaded GPU."""
+    psi = stage_params(job, lay.tp, lay.pp)
+    shards = lay.dp * lay.cp
+    adapters = job.adapter_params / (lay.tp * lay.pp)
+    if fw.sharding == "zero3":
+        live = eff.memory.zero3_live_layers * layer_params(job.arch) / lay.tp
+        if job.frozen_base:
+            return 2.0 * (psi / lay.dp + live) + 2.0 * adapters, 4.0 * adapters, 12.0 * adapters
+        grads = fw.grad_bytes * psi / lay.dp + 2.0 * live
+        return 2.0 * (psi / lay.dp + live), grads, 12.0 * psi / lay.dp
+    if job.frozen_base:
+        return 2.0 * psi + 2.0 * adapters, 4.0 * adapters, 12.0 * adapters
+    return 2.0 * psi, fw.grad_bytes * psi, 12.0 * psi / shards
+
+
+def training_memory(
+    job: Job, lay: Layout, eff: Efficiency, activations: float | None = None
+) -> MemoryTerms:
+    """Every term for one layout (``activations``: a cached ``activation_bytes``)."""
+    weights, grads, optim = state_bytes(job, lay, eff.framework(job.framework), eff)
+    return MemoryTerms(
+        weights=weights, gradients=grads, optimizer=optim,
+        activations=activation_bytes(job, lay, eff) if activations is None else activations,
+        overhead=eff.memory.overhead_gib * GIB,
+    )
+
+
+def usable_bytes(memory_bytes: float, eff: Efficiency) -> float:
+    """What a job may plan to use: the rest is fragmentation and headroom."""
+    return memory_bytes * eff.memory.usable_fraction

@@ -1,0 +1,107 @@
+"""``format_table(result)``: the readable report behind ``podplan size``.
+
+Fixed-width text, one block per workload in spec order, then the cluster line. Numbers are
+rounded for reading; ``SizingResult.to_json()`` is the machine contract.
+"""
+
+from __future__ import annotations
+
+from generator.sizing.result import (
+    Candidate,
+    InferenceEstimate,
+    SizingResult,
+    TrainingEstimate,
+    TrainingLayout,
+)
+
+RULE = "-" * 78
+
+
+def layout_text(p: TrainingLayout) -> str:
+    """``TP4 PP4 DP2 CP1 VP5 MBS1 recompute=none``."""
+    partial = f" ({p.recompute_layers} layers/stage)" if p.recompute_layers else ""
+    return (f"TP{p.tp} PP{p.pp} DP{p.dp} CP{p.cp} VP{p.vp} MBS{p.micro_batch_size} "
+            f"recompute={p.recompute}{partial}")
+
+
+def _hours(h: float) -> str:
+    return f"{h:,.1f} h" if h < 48 else f"{h:,.0f} h ({h / 24:,.1f} d)"
+
+
+def _kv(label: str, value: str) -> str:
+    return f"  {label:<22}{value}"
+
+
+def _candidate(c: Candidate) -> str:
+    hours = "" if c.time_hours is None else f", {_hours(c.time_hours)}"
+    step = "" if c.step_time_s is None else f"{c.step_time_s:.3f} s/step"
+    memory = f"{c.memory_gib_per_gpu:.1f} GiB"
+    return f"    {layout_text(c.layout)}: {step}{hours}, {memory} ({c.reason})"
+
+
+def training_block(t: TrainingEstimate) -> list[str]:
+    """Lines for one training workload."""
+    m = t.memory
+    deadline = {None: "none", True: "met", False: "MISSED"}[t.meets_deadline]
+    lines = [
+        f"{t.name}  [{t.kind}, {t.model}, {t.params_b:,.1f} B params]",
+        _kv("GPUs / layout", f"{t.gpus}  {layout_text(t.parallelism)}"),
+        _kv("memory per GPU", f"{t.memory_gib_per_gpu:.1f} GiB"
+            f"{'' if t.fits else '  DOES NOT FIT'}  (weights {m.weights_gib:.1f}, grads "
+            f"{m.gradients_gib:.1f}, optimizer {m.optimizer_gib:.1f}, activations "
+            f"{m.activations_gib:.1f}, overhead {m.overhead_gib:.1f})"),
+        _kv("step time", f"{t.step_time_s:.3f} s x {t.steps:,} steps"),
+        _kv("tokens/s per GPU", f"{t.tokens_per_second_per_gpu:,.0f}  (MFU {100 * t.mfu:.1f} %)"),
+        _kv("processed tokens", f"{t.processed_tokens:,.3g}"),
+        _kv("time", f"{_hours(t.time_hours)}  ({t.gpu_hours:,.0f} GPU-h), deadline {deadline}"),
+        _kv("checkpoint", f"{t.checkpoint_gb:,.1f} GB"),
+    ]
+    if t.seed is not None:
+        s = t.seed
+        parts = []
+        if s.hours is not None:
+            parts.append(f"{_hours(s.hours)} on {t.gpus} GPUs")
+        if s.gpus is not None:
+            parts.append(f"{s.gpus:,.0f} A100s for the deadline")
+        lines.append(_kv("seed rule", "; ".join(parts) + f"  [{s.note}]"))
+    if t.runners_up:
+        lines.append("  runners-up:")
+        lines += [_candidate(c) for c in t.runners_up]
+    if t.rejected:
+        counts = ", ".join(f"{n:,} {why}" for why, n in sorted(t.rejected.items()))
+        lines.append(_kv("rejected layouts", counts))
+    lines += [f"  note: {n}" for n in t.notes]
+    return lines
+
+
+def inference_block(i: InferenceEstimate) -> list[str]:
+    """Lines for one inference workload."""
+    slo = {None: "none given", True: "met", False: "MISSED"}[i.meets_slo]
+    lines = [
+        f"{i.name}  [inference, {i.model}]",
+        _kv("GPUs", f"{i.gpus}  ({i.replicas} replica(s) x TP{i.tp} PP{i.pp})"),
+        _kv("memory per GPU",
+            f"{i.memory_gib_per_gpu:.1f} GiB{'' if i.fits else '  DOES NOT FIT'}"),
+        _kv("batch per replica", f"{i.max_batch}"),
+        _kv("output tokens/s", f"{i.output_tokens_per_second:,.0f} (all replicas)"),
+        _kv("latency", f"TTFT {i.ttft_ms:,.0f} ms, TPOT {i.tpot_ms:.1f} ms, SLO {slo}"),
+    ]
+    if i.seed is not None and i.seed.gpus is not None:
+        lines.append(_kv("seed rule", f"{i.seed.gpus:,.1f} GPUs  [{i.seed.note}]"))
+    lines += [f"  note: {n}" for n in i.notes]
+    return lines
+
+
+def format_table(result: SizingResult) -> str:
+    """The whole report."""
+    lines = [
+        f"podplan size: {result.name}",
+        f"cluster: {result.nodes} x {result.server} ({result.gpus_per_node} x {result.gpu}) = "
+        f"{result.gpus} GPUs{'' if result.fits else '  -- SOME WORKLOADS DO NOT FIT'}",
+        RULE,
+    ]
+    for w in result.workloads:
+        block = training_block(w) if isinstance(w, TrainingEstimate) else inference_block(w)
+        lines += [*block, RULE]
+    lines += [f"note: {n}" for n in result.notes]
+    return "\n".join(lines).rstrip("-\n") + "\n"

@@ -1,0 +1,174 @@
+"""Time of one optimizer step for a layout (sizing-models.md §9.4).
+
+t_step = (m + (p-1)/v) * t_mb + DP exposed + optimizer + fixed per-step overhead, with
+t_mb = max(GPU time, CPU launch time) + exposed TP/CP/PP communication + per-micro-batch
+overhead. The GPU time is hardware FLOPs ÷ (peak * η), and η falls for small GEMMs:
+
+    η = peak_fraction(GPU) * framework scale / (1 + (n0/n)^k) / (1 + w0/w)
+
+with n = b*s/c the rows of every GEMM (tokens in the micro-batch) and w = h/t its shard
+width. Short sequences are therefore slow twice over: small GEMMs, and a CPU that cannot
+launch a layer's kernels as fast as the GPU finishes them. fp8 only speeds up the GEMMs
+(by ``fp8_speedup`` < 2: quantisation, amax and casts cost time); the attention core stays
+in bf16.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from generator.sizing import comm
+from generator.sizing.efficiency import Efficiency, Framework
+from generator.sizing.flops import TokenFlops, hardware_flops
+from generator.sizing.hardware import Device, Node
+from generator.sizing.job import Job, Layout, sequence_tokens
+from generator.sizing.memory import stage_params
+
+
+@dataclass(frozen=True, slots=True)
+class MicrobatchTime:
+    """Seconds for one micro-batch through one pipeline stage (``total`` is their sum,
+    stored because the planner reads it many times)."""
+
+    compute: float
+    tp: float
+    cp: float
+    pp: float
+    overhead: float
+    zero3: float
+    total: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        total = self.compute + self.tp + self.cp + self.pp + self.overhead + self.zero3
+        object.__setattr__(self, "total", total)
+
+
+@dataclass(frozen=True, slots=True)
+class StepTime:
+    """Seconds for one optimizer step, by cause (``total`` stored, as above)."""
+
+    microbatch: MicrobatchTime
+    microbatches: int
+    bubble: float
+    dp_exposed: float
+    optimizer: float
+    fixed: float
+    total: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        total = (self.microbatches * self.microbatch.total + self.bubble + self.dp_exposed
+                 + self.optimizer + self.fixed)
+        object.__setattr__(self, "total", total)
+
+
+def gemm_efficiency(job: Job, lay: Layout, device: Device, eff: Efficiency) -> float:
+    """η for this micro-batch shape: see the module docstring."""
+    c = eff.compute
+    tokens = lay.mbs * sequence_tokens(job, lay.mbs) / lay.cp
+    width = job.arch.hidden / lay.tp
+    size: float = 1.0 / (1.0 + (c.tokens_half / tokens) ** c.tokens_exponent)
+    size /= 1.0 + c.width_half / width
+    return c.peak_fraction(device.id) * eff.framework(job.framework).compute_scale * size
+
+
+def fp8_gain(job: Job, device: Device, eff: Efficiency) -> float:
+    """GEMM speed-up of fp8 over bf16 (none on GPUs without fp8 tensor cores)."""
+    if job.precision != "fp8":
+        return 1.0
+    return min(eff.compute.fp8_speedup, device.fp8_flops / device.bf16_flops)
+
+
+def token_flops(job: Job, lay: Layout) -> TokenFlops:
+    """Hardware FLOPs per processed token for this layout's sequence length and recompute."""
+    seq = sequence_tokens(job, lay.mbs)
+    fraction = lay.recompute_fraction(job.arch.layers)
+    return hardware_flops(job.arch, job.kind, seq, lay.recompute, job.adapter_params, fraction)
+
+
+def compute_time(job: Job, lay: Layout, device: Device, eff: Efficiency) -> float:
+    """GPU time of one micro-batch's math on one GPU of the busiest stage (ceil(L/p) layers)."""
+    flops = token_flops(job, lay)
+    tokens = lay.mbs * sequence_tokens(job, lay.mbs)
+    work = (flops.gemm / fp8_gain(job, device, eff) + flops.attention) * tokens
+    layers = job.arch.layers
+    imbalance = math.ceil(layers / lay.pp) * lay.pp / layers
+    per_gpu = work * imbalance / (lay.tp * lay.pp * lay.cp)
+    return per_gpu / (device.bf16_flops * gemm_efficiency(job, lay, device, eff))
+
+
+def launch_time(job: Job, lay: Layout, eff: Efficiency) -> float:
+    """CPU time to issue one micro-batch's kernels for the stage's layers (runs ahead of
+    the GPU, so it only shows when it exceeds the GPU time)."""
+    layers = math.ceil(job.arch.layers / lay.pp)
+    factor = 1.0 + lay.recompute_fraction(job.arch.layers) / 3.0
+    return eff.compute.layer_overhead_s * layers * factor
+
+
+def microbatch_time(
+    job: Job, lay: Layout, device: Device, node: Node, eff: Efficiency
+) -> MicrobatchTime:
+    """One micro-batch on one stage, with the exposed part of its communication."""
+    fw = eff.framework(job.framework)
+    gpu = compute_time(job, lay, device, eff)
+    busy = max(gpu, launch_time(job, lay, eff))
+    zero3 = 0.0
+    if fw.sharding == "zero3":
+        moved = comm.zero3_microbatch_time(job, lay, stage_params(job, 1, 1), node, device, eff)
+        zero3 = max(moved - busy, 0.0) + fw.dp_exposed * min(moved, busy)
+    return MicrobatchTime(
+        compute=busy,
+        tp=fw.tp_exposed * comm.tp_time(job, lay, device, eff),
+        cp=fw.cp_exposed * comm.cp_time(job, lay, node, device, eff),
+        pp=fw.pp_exposed * comm.pp_time(job, lay, node, device, eff),
+        overhead=fw.microbatch_overhead_s,
+        zero3=zero3,
+    )
+
+
+def optimizer_time(job: Job, lay: Layout, device: Device, eff: Efficiency) -> float:
+    """Adam sweeps the local optimizer shard: a memory-bound pass at HBM speed."""
+    fw = eff.framework(job.framework)
+    if job.frozen_base:
+        shard = job.adapter_params / (lay.tp * lay.pp)
+    else:
+        shards = lay.dp if fw.sharding == "zero3" else lay.dp * lay.cp
+        shard = stage_params(job, lay.tp, lay.pp) / shards
+    o = eff.optimizer
+    return shard * o.bytes_touched_per_param / (device.hbm_bytes_per_s * o.hbm_efficiency)
+
+
+def dp_comm_time(job: Job, lay: Layout, device: Device, node: Node, eff: Efficiency) -> float:
+    """The once-per-step DP reduction (the distributed optimizer's; ZeRO-3 pays per micro-batch)."""
+    fw = eff.framework(job.framework)
+    if fw.sharding != "distributed":
+        return 0.0
+    psi = stage_params(job, lay.tp, lay.pp)
+    return comm.dp_step_time(job, lay, psi, fw.grad_bytes, node, device, eff)
+
+
+def assemble(
+    lay: Layout, m: int, mb: MicrobatchTime, dp: float, optimizer: float, fw: Framework
+) -> StepTime:
+    """Combine the parts: m micro-batches, the (p-1)/v bubble, and the part of the DP
+    reduction that the last micro-batch's backward (and the next step's first forward)
+    cannot hide."""
+    window = mb.total
+    return StepTime(
+        microbatch=mb, microbatches=m, bubble=(lay.pp - 1) / lay.vp * mb.total,
+        dp_exposed=max(dp - window, 0.0) + fw.dp_exposed * min(dp, window),
+        optimizer=optimizer, fixed=fw.step_overhead_s,
+    )
+
+
+def step_time(
+    job: Job, lay: Layout, device: Device, node: Node, eff: Efficiency,
+    mb: MicrobatchTime | None = None,
+) -> StepTime:
+    """Everything in one optimizer step (``mb``: a cached ``microbatch_time`` for this shape)."""
+    return assemble(
+        lay, lay.microbatches(job.global_batch),
+        mb or microbatch_time(job, lay, device, node, eff),
+        dp_comm_time(job, lay, device, node, eff), optimizer_time(job, lay, device, eff),
+        eff.framework(job.framework),
+    )

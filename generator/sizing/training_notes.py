@@ -1,0 +1,82 @@
+"""Plain-language notes on a training estimate: what was assumed, and why a job does not fit."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from generator.sizing.efficiency import Efficiency
+from generator.sizing.hardware import Device, Node
+from generator.sizing.job import Job, Layout
+from generator.sizing.layouts import Pins
+from generator.sizing.memory import GIB, usable_bytes
+from generator.sizing.planner import Evaluated, Plan, search_size
+
+WHAT_FITS_MAX_NODES = 1024
+
+
+def workload_notes(job: Job) -> list[str]:
+    """Assumptions a reader should see next to the numbers."""
+    notes = []
+    if job.sample_tokens is not None:
+        notes.append(
+            f"unpacked dataset: each sample is its own sequence (~{job.sample_tokens:.0f} tokens; "
+            "micro-batches > 1 are padded to their longest sample)"
+        )
+    if job.arch.experts > 1:
+        notes.append("MoE: expert parallelism is not modelled; experts are split by TP only")
+    if job.kind == "lora":
+        notes.append(f"LoRA adapters: {job.adapter_params / 1e6:.1f} M trainable parameters")
+    if job.kind == "ptuning":
+        notes.append(f"P-tuning: {job.extra_tokens} virtual tokens per sample, "
+                     f"{job.adapter_params / 1e6:.1f} M trainable parameters")
+    return notes
+
+
+def layout_text(lay: Layout) -> str:
+    """``TP8 PP4 DP2 CP1 VP1 MBS1 recompute=none``."""
+    partial = f" ({lay.recompute_layers} layers/stage)" if lay.recompute_layers else ""
+    return (f"TP{lay.tp} PP{lay.pp} DP{lay.dp} CP{lay.cp} VP{lay.vp} MBS{lay.mbs} "
+            f"recompute={lay.recompute}{partial}")
+
+
+def _why(e: Evaluated, limit: float) -> str:
+    m = e.memory
+    terms = {"weights": m.weights, "gradients": m.gradients, "optimizer states": m.optimizer,
+             "activations": m.activations}
+    top = m.dominant()
+    return (f"the leanest layout ({layout_text(e.layout)}) needs {m.total / GIB:.1f} GiB per GPU "
+            f"of {limit / GIB:.1f} GiB usable; {top} dominate ({terms[top] / GIB:.1f} GiB)")
+
+
+def smallest_fit(
+    job: Job, start: int, device: Device, node: Node, eff: Efficiency, pins: Pins
+) -> Evaluated | None:
+    """The first whole-node GPU count above ``start`` on which some layout fits."""
+    first = start // node.gpus + 1
+    for k in range(first, WHAT_FITS_MAX_NODES + 1):
+        best = search_size(job, k * node.gpus, device, node, eff, pins).best
+        if best is not None:
+            return best
+    return None
+
+
+def explain_misfit(
+    job: Job, p: Plan, device: Device, node: Node, eff: Efficiency, pins: Pins
+) -> list[str]:
+    """Why nothing fits on the GPUs given, and the smallest cluster on which it would."""
+    limit = usable_bytes(device.memory_bytes, eff)
+    notes = [f"does not fit on {p.chosen.gpus} GPUs"]
+    if p.chosen.tightest is not None:
+        notes[0] += ": " + _why(p.chosen.tightest, limit)
+    free = replace(pins, dp=None)
+    found = smallest_fit(job, p.chosen.gpus, device, node, eff, free)
+    if found is None and free != Pins(mbs=pins.mbs):
+        found = smallest_fit(job, p.chosen.gpus, device, node, eff, Pins(mbs=pins.mbs))
+    if found is None:
+        notes.append(f"nothing fits up to {WHAT_FITS_MAX_NODES} nodes")
+    else:
+        notes.append(
+            f"would fit on {found.layout.gpus} GPUs with {layout_text(found.layout)} "
+            f"({found.memory.total / GIB:.1f} GiB per GPU)"
+        )
+    return notes
