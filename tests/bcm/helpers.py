@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ from generator.plan.models import ClusterPlan
 from generator.render.write import write_tree
 from tests.bcm.plan_fixture import fixture_plan
 from tests.conftest import EXAMPLES, REPO
+from tests.tooling import require_tool
 
 HERE = Path(__file__).resolve().parent
 EXPECTED = HERE / "expected"
@@ -73,13 +73,7 @@ def group_vars(plan: ClusterPlan) -> dict[str, object]:
 
 def tool(name: str) -> str:
     """A CLI next to this Python (a venv's ansible), else on PATH; skip (fail in CI) if none."""
-    beside = Path(sys.executable).parent / name
-    path = str(beside) if beside.exists() else shutil.which(name)
-    if path is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{name} is not installed (required in CI)")
-        pytest.skip(f"{name} is not installed")
-    return path
+    return require_tool(name)
 
 
 def ansible_env(tmp: Path) -> dict[str, str]:

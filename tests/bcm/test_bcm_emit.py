@@ -6,10 +6,8 @@ Goldens live in ``tests/bcm/expected/<plan>/``; ``PODPLAN_UPDATE_GOLDEN=1 pytest
 
 from __future__ import annotations
 
-import difflib
 import ipaddress
 import re
-import shutil
 import subprocess
 from typing import Any
 
@@ -21,6 +19,7 @@ from generator.emit.inventory import emit_inventory
 from generator.plan.models import NodeSet
 from tests.bcm.helpers import EXPECTED, FIXTURE, PLANS, files_of, group_vars, load_plan
 from tests.bcm.plan_fixture import fixture_plan
+from tests.tooling import check_golden_tree
 
 # Options of cm-wlm-setup in CLI mode, as the BCM 11 Administrator Manual (7.3.1) lists them.
 CM_WLM_SETUP_OPTIONS = {
@@ -41,25 +40,9 @@ CM_WLM_SETUP_OPTIONS = {
 # ----------------------------------------------------------------------------- goldens
 
 
-@pytest.mark.parametrize("name", PLANS)
-def test_output_matches_golden(name: str, update_golden: bool) -> None:
-    got = files_of(load_plan(name))
-    root = EXPECTED / name
-    if update_golden:
-        shutil.rmtree(root, ignore_errors=True)
-        for path, content in got.items():
-            (root / path).parent.mkdir(parents=True, exist_ok=True)
-            (root / path).write_text(content, encoding="utf-8")
-        return
-    want = {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
-            for p in sorted(root.rglob("*")) if p.is_file()}
-    assert want, f"no golden files for {name}: run PODPLAN_UPDATE_GOLDEN=1 pytest tests/bcm"
-    assert sorted(got) == sorted(want), "file lists differ (PODPLAN_UPDATE_GOLDEN=1?)"
-    for path in sorted(got):
-        if got[path] != want[path]:
-            diff = difflib.unified_diff(want[path].splitlines(), got[path].splitlines(),
-                                        f"expected/{path}", f"now/{path}", lineterm="", n=2)
-            pytest.fail("\n".join(list(diff)[:60]))
+def test_output_matches_golden(update_golden: bool) -> None:
+    """The fixture plan's BCM files; the example specs' are in tests/golden/<example>/."""
+    check_golden_tree(EXPECTED / FIXTURE, files_of(load_plan(FIXTURE)), update_golden)
 
 
 def test_output_is_deterministic() -> None:

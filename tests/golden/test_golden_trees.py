@@ -6,14 +6,13 @@ file fails with a unified diff of the first differences.
 
 from __future__ import annotations
 
-import difflib
-import shutil
 from pathlib import Path
 
 import pytest
 
 from generator import pipeline
 from tests.conftest import EXAMPLES, REPO
+from tests.tooling import check_golden_tree
 
 GOLDEN = REPO / "tests" / "golden"
 
@@ -24,38 +23,9 @@ def _rendered(example: Path) -> dict[str, str]:
     return {f.path: f.content for f in out.files}
 
 
-def _expected(root: Path) -> dict[str, str]:
-    return {
-        p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
-
-
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.stem for e in EXAMPLES])
 def test_example_renders_to_golden_tree(example: Path, update_golden: bool) -> None:
-    root = GOLDEN / example.stem
-    got = _rendered(example)
-    if update_golden:
-        shutil.rmtree(root, ignore_errors=True)
-        for path, content in got.items():
-            (root / path).parent.mkdir(parents=True, exist_ok=True)
-            (root / path).write_text(content, encoding="utf-8")
-        return
-    want = _expected(root)
-    assert want, f"no golden tree for {example.name}; run pytest --update-golden"
-    assert sorted(got) == sorted(want), "file lists differ (run pytest --update-golden?)"
-    for path in sorted(got):
-        if got[path] != want[path]:
-            diff = difflib.unified_diff(
-                want[path].splitlines(),
-                got[path].splitlines(),
-                "golden/" + path,
-                "now/" + path,
-                lineterm="",
-                n=2,
-            )
-            pytest.fail("\n".join(list(diff)[:60]))
+    check_golden_tree(GOLDEN / example.stem, _rendered(example), update_golden)
 
 
 @pytest.mark.parametrize("example", EXAMPLES[:2], ids=[e.stem for e in EXAMPLES[:2]])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ import pytest
 from generator import pipeline
 from generator.render.write import write_tree
 from tests.conftest import EXAMPLES, REPO
+from tests.tooling import require_tool
 
 # The 2,048-node example is left out: ansible-inventory needs minutes for 2,000+ host_vars files,
 # and the small examples exercise the same emitter code.
@@ -25,11 +25,7 @@ SLURM_EXAMPLES = [
 
 
 def ansible_inventory(inventory: Path) -> dict[str, Any]:
-    exe = shutil.which("ansible-inventory")
-    if exe is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("ansible-inventory is required in CI")
-        pytest.skip("ansible-inventory is not installed")
+    exe = require_tool("ansible-inventory")
     r = subprocess.run(
         [exe, "-i", str(inventory), "--list"],
         capture_output=True,

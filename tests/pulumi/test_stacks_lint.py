@@ -5,29 +5,19 @@ mypy runs once per Pulumi project (each has its own ``__main__.py``), with ``sta
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 
 import pytest
 
 from tests.conftest import REPO
+from tests.tooling import require_tool
 
 PROJECTS = ["common", "policy", "aws", "gcp", "azure"]
 
 
-def _tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{name} is not installed (required in CI)")
-        pytest.skip(f"{name} is not installed")
-    return path
-
-
 def test_ruff_is_clean_on_the_stacks() -> None:
     r = subprocess.run(
-        [_tool("ruff"), "check", "stacks", "tests/pulumi", "generator/emit/pulumi.py"],
+        [require_tool("ruff"), "check", "stacks", "tests/pulumi", "generator/emit/pulumi.py"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -40,7 +30,7 @@ def test_ruff_is_clean_on_the_stacks() -> None:
 @pytest.mark.parametrize("project", PROJECTS)
 def test_mypy_is_clean_on_each_stack(project: str) -> None:
     r = subprocess.run(
-        [_tool("mypy"), "--config-file", "stacks/mypy.ini", f"stacks/{project}"],
+        [require_tool("mypy"), "--config-file", "stacks/mypy.ini", f"stacks/{project}"],
         cwd=REPO,
         capture_output=True,
         text=True,
