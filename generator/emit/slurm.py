@@ -53,7 +53,12 @@ def host_vars(node: Node) -> dict[str, Any]:
 def slurm_vars(plan: ClusterPlan) -> dict[str, Any]:
     """``group_vars/slurm_cluster/slurm.yml``: the scheduler layout from the plan."""
     s = plan.scheduler
+    ha: dict[str, Any] = {}
+    if len(s.controllers) > 1:
+        # A backup controller can only take over from state both controllers can read.
+        ha["slurm_state_save_location"] = f"{plan.storage.mount_point}/slurm/statesave"
     return {
+        **ha,
         "slurm_cluster_name": s.cluster_name,
         "slurm_controller_hosts": list(s.controllers),
         "slurm_dbd_host": s.dbd_host,

@@ -19,6 +19,8 @@ import jinja2
 import pytest
 import yaml
 
+from tests.tooling import require_tool
+
 REPO = Path(__file__).resolve().parents[2]
 ANSIBLE = REPO / "ansible"
 SAMPLE_INVENTORY = REPO / "tests" / "lab" / "sample-inventory"
@@ -53,13 +55,7 @@ ROLES = _roles()
 
 
 def _tool(name: str) -> str:
-    exe = shutil.which(name)
-    if exe is None:
-        reason = f"{name} is not installed (pip install -e '.[test]')"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason}; CI must run this check")
-        pytest.skip(reason)
-    return exe
+    return require_tool(name)
 
 
 def _run(cmd: list[str], timeout: int = 300) -> subprocess.CompletedProcess[str]:
