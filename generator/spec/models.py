@@ -8,13 +8,10 @@ catalog so the error can offer a did-you-mean from the real list.
 
 from __future__ import annotations
 
-import ipaddress
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Discriminator,
     Field,
     Tag,
@@ -22,11 +19,43 @@ from pydantic import (
     model_validator,
 )
 
+from generator.spec.base import SpecModel
+from generator.spec.site import (
+    Cloud,
+    FabricSpec,
+    Facility,
+    Network,
+    Provisioning,
+    Scheduler,
+    Storage,
+    SubnetManager,
+)
 
-class SpecModel(BaseModel):
-    """Base for all spec models: unknown keys are errors; instances are immutable."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=False)
+__all__ = [
+    "WORKLOAD_KINDS",
+    "Cloud",
+    "Dataset",
+    "FabricSpec",
+    "Facility",
+    "Framework",
+    "Hardware",
+    "InferenceParallelism",
+    "InferenceWorkload",
+    "InlineArchitecture",
+    "Mlp",
+    "Network",
+    "Parallelism",
+    "Precision",
+    "Provisioning",
+    "Recompute",
+    "Scheduler",
+    "Spec",
+    "SpecModel",
+    "Storage",
+    "SubnetManager",
+    "TrainingWorkload",
+    "Workload",
+]
 
 
 class Precision(StrEnum):
@@ -239,130 +268,6 @@ class Hardware(SpecModel):
     def _non_negative(cls, v: int | str) -> int | str:
         if isinstance(v, int) and v < 0:
             raise ValueError("hot_spares must be >= 0 or 'auto'")
-        return v
-
-
-class Storage(SpecModel):
-    """Shared storage needs beyond what the sizing derives (checkpoint size comes from it)."""
-
-    dataset_tb: float = Field(
-        default=1.0, ge=0, description="Training data kept on shared storage (TB)."
-    )
-    checkpoint_keep: int = Field(default=3, ge=1, description="Checkpoints retained at once.")
-    checkpoint_write_seconds: float = Field(
-        default=120.0, gt=0, description="Target time to write one full checkpoint (s)."
-    )
-
-
-class Facility(SpecModel):
-    """Data-centre limits the rack layout must respect."""
-
-    rack_power_kw: float = Field(default=40.0, gt=0, description="Power budget per rack (kW).")
-    rack_units: int = Field(default=42, ge=10, le=58, description="Usable U per rack.")
-    power_usd_per_kwh: float = Field(default=0.12, ge=0, description="Electricity price (USD/kWh).")
-    pue: float = Field(default=1.3, ge=1.0, le=3.0, description="Power usage effectiveness.")
-
-
-class SubnetManager(StrEnum):
-    """Where the InfiniBand subnet manager runs (QM9790 has none on board)."""
-
-    ufm = "ufm"
-    opensm = "opensm"
-
-
-class FabricSpec(SpecModel):
-    """Compute-fabric choices."""
-
-    growth_nodes: int = Field(
-        default=0, ge=0, description="Extra compute nodes the fabric must accept later."
-    )
-    subnet_manager: SubnetManager = Field(
-        default=SubnetManager.ufm, description="ufm (UFM appliance) | opensm (on the head nodes)."
-    )
-
-
-def _cidr(value: str) -> str:
-    try:
-        return str(ipaddress.ip_network(value, strict=True))
-    except ValueError as exc:
-        raise ValueError(f"not a valid network in CIDR form ({exc})") from None
-
-
-class Network(SpecModel):
-    """Address plans; every address in the plan is derived from these."""
-
-    oob_cidr: str = Field(
-        default="10.128.0.0/20", description="Out-of-band (iDRAC/BMC, switch mgmt)."
-    )
-    mgmt_cidr: str = Field(
-        default="10.129.0.0/20", description="In-band management / provisioning."
-    )
-    frontend_cidr: str = Field(
-        default="10.130.0.0/20", description="Front-end and storage Ethernet."
-    )
-    fabric_cidr: str = Field(
-        default="10.200.0.0/16", description="GPU fabric (IPoIB), split per rail."
-    )
-
-    @field_validator("oob_cidr", "mgmt_cidr", "frontend_cidr", "fabric_cidr")
-    @classmethod
-    def _valid_cidr(cls, v: str) -> str:
-        return _cidr(v)
-
-    @model_validator(mode="after")
-    def _no_overlap(self) -> Network:
-        nets = {k: ipaddress.ip_network(getattr(self, k)) for k in type(self).model_fields}
-        names = list(nets)
-        for i, a in enumerate(names):
-            for b in names[i + 1 :]:
-                if nets[a].overlaps(nets[b]):
-                    raise ValueError(f"{a} and {b} overlap")
-        return self
-
-
-class Scheduler(StrEnum):
-    """How the cluster is managed."""
-
-    slurm = "slurm"
-    bcm = "bcm"
-
-
-class Cloud(StrEnum):
-    """Clouds with an equivalent of the on-prem cluster."""
-
-    aws = "aws"
-    gcp = "gcp"
-    azure = "azure"
-
-
-class Provisioning(SpecModel):
-    """What to generate for deployment."""
-
-    scheduler: Scheduler = Field(
-        default=Scheduler.slurm, description="slurm (Ansible) | bcm (Base Command Manager)."
-    )
-    clouds: list[Cloud] = Field(
-        default_factory=lambda: [Cloud.aws, Cloud.gcp, Cloud.azure],
-        description="Clouds to price and generate Pulumi stacks for.",
-    )
-    admin_cidr: str = Field(
-        default="203.0.113.0/24",
-        description="Only source allowed to SSH into cloud head nodes (set it to your network).",
-    )
-
-    @field_validator("clouds")
-    @classmethod
-    def _unique(cls, v: list[Cloud]) -> list[Cloud]:
-        if len(set(v)) != len(v):
-            raise ValueError("clouds are listed more than once")
-        return v
-
-    @field_validator("admin_cidr")
-    @classmethod
-    def _not_world(cls, v: str) -> str:
-        v = _cidr(v)
-        if ipaddress.ip_network(v).prefixlen == 0:
-            raise ValueError("admin_cidr must not be the whole internet")
         return v
 
 

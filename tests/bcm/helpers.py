@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 
 from generator.emit.bcm import emit_bcm
@@ -41,15 +40,12 @@ PLANS = [FIXTURE, *bcm_examples()]
 
 @functools.cache
 def load_plan(name: str) -> ClusterPlan:
-    """The fixture plan, or an example's plan from the real pipeline (skip if not ready)."""
+    """The fixture plan, or an example's plan from the real pipeline."""
     if name == FIXTURE:
         return fixture_plan()
     from generator import pipeline
 
-    try:
-        return pipeline.plan(pipeline.load_checked(f"examples/{name}.yaml"))
-    except ImportError as exc:  # the plan builder is written concurrently
-        pytest.skip(f"plan builder not available yet: {exc}")
+    return pipeline.plan(pipeline.load_checked(f"examples/{name}.yaml"))
 
 
 def files_of(plan: ClusterPlan) -> dict[str, str]:

@@ -69,7 +69,7 @@ def equivalent(plan: ClusterPlan, cloud: str) -> CloudEquivalent:
     for ce in plan.cloud:
         if ce.provider == cloud:
             return ce
-    pytest.skip(f"{plan.name}: the plan has no {cloud} equivalent")
+    pytest.fail(f"{plan.name}: the spec asks for {cloud}, but the plan has no {cloud} equivalent")
 
 
 def stack_config(plan: ClusterPlan, cloud: str) -> dict[str, Any]:
