@@ -67,7 +67,7 @@ def slurm_vars(plan: ClusterPlan) -> dict[str, Any]:
         "slurm_dbd_host": s.dbd_host,
         "slurm_accounting_enabled": True,
         "slurm_nodesets": [ns.model_dump() for ns in s.nodesets],
-        "slurm_partitions": [p.model_dump() for p in s.partitions],
+        "slurm_partitions": [p.model_dump(exclude_none=True) for p in s.partitions],
         "slurm_topology": [t.model_dump(exclude_none=True) for t in s.topology],
     }
 

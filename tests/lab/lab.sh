@@ -9,7 +9,7 @@
 #   lab.sh up INVENTORY_DIR      boot one container per slurm_cluster host of INVENTORY_DIR
 #   lab.sh playbook INV [ARG...] run ansible/site.yml against the lab (lab-vars.yml applied)
 #   lab.sh ops CMD [ARG...]      run CMD in the control-node namespace
-#   lab.sh ssh HOST CMD...       run CMD on a lab host, from the control-node namespace
+#   lab.sh ssh [USER@]HOST CMD...  run CMD on a lab host (as root, or alice/bob)
 #   lab.sh down                  stop everything this lab started; safe to run any time
 #
 # Environment: PODPLAN_LAB_CACHE (default /var/tmp/podplan-lab-cache),
@@ -27,11 +27,14 @@ NET=169.254.77                # link-local, lab namespaces only
 OPS_ADDR=$NET.2
 SUITE=bookworm
 # Bump IMAGE_REV whenever the image recipe below changes; it is part of the cache key.
-IMAGE_REV=5
+IMAGE_REV=6
 BASE_INCLUDE=systemd,systemd-sysv,dbus,openssh-server,python3,python3-apt,iproute2,procps,debian-archive-keyring
 GPU_COUNT=8
 CG_NAME=podplan-lab           # the lab's cgroup subtree in the hierarchies below
 CG_HIERARCHIES=(/sys/fs/cgroup/systemd /sys/fs/cgroup/unified)
+# Ordinary (non-root) users in every container, for jobs, pam_slurm_adopt and enroot:
+# alice gets an account in the lab's accounts file, bob deliberately none.
+LAB_USERS=(alice:2001 bob:2002)
 
 # Messages go to fd 3, a copy of the original stderr, so that they stay visible when a
 # trap fires while a command's stderr is redirected.
@@ -149,6 +152,11 @@ PermitRootLogin prohibit-password
 PasswordAuthentication no
 UseDNS no
 EOF
+    local user
+    for user in "${LAB_USERS[@]}"; do
+        chroot "$root" useradd --uid "${user#*:}" --user-group --create-home --shell /bin/sh "${user%%:*}"
+        install -d -m 700 -o "${user#*:}" -g "${user#*:}" "$root/home/${user%%:*}/.ssh"
+    done
 }
 
 # --- up / down --------------------------------------------------------------------------------
@@ -168,7 +176,7 @@ cmd_up() {
     # Any failure (or signal) from here on tears down whatever was already started.
     trap 'exit 130' INT TERM
     trap 'rc=$?; if ((rc != 0)); then log "lab up failed; tearing down"; cmd_down quiet; fi' EXIT
-    mkdir -p "$RUN/c" "$RUN/fakedev"
+    mkdir -p "$RUN/c" "$RUN/fakedev" "$RUN/shared"
     python3 "$HERE/labhelper.py" hosts "$inventory" >"$RUN/hosts.txt"
     echo "$img" >"$RUN/image"
     ssh-keygen -q -t ed25519 -N '' -C podplan-lab -f "$RUN/id_ed25519"
@@ -188,11 +196,11 @@ cmd_up() {
     ip -n "$NS-ops" addr add "$OPS_ADDR/24" dev eth0
     ip -n "$NS-ops" link set eth0 up
 
-    local name addr n=0 binds=()
+    local name addr frontend rails n=0 binds=()
     for ((i = 0; i < GPU_COUNT; i++)); do
         binds+=("--bind-ro=$RUN/fakedev/nvidia$i:/dev/nvidia$i")
     done
-    while read -r name addr; do
+    while read -r name addr frontend rails; do
         n=$((n + 1))
         local c=$RUN/c/$name
         mkdir -p "$c/upper" "$c/work" "$c/root"
@@ -202,10 +210,16 @@ cmd_up() {
         ip -n "$NS-$name" link set lo up
         ip -n "$NS-$name" addr add "$addr/24" dev eth0
         ip -n "$NS-$name" link set eth0 up
+        add_stand_ins "$name" "$frontend" "$rails"
         mount -t overlay overlay -o "lowerdir=$img/rootfs,upperdir=$c/upper,workdir=$c/work" "$c/root"
         echo "$name" >"$c/root/etc/hostname"
         systemd-id128 new >"$c/root/etc/machine-id"
         install -m 600 "$RUN/id_ed25519.pub" "$c/root/root/.ssh/authorized_keys"
+        local user
+        for user in "${LAB_USERS[@]}"; do
+            install -m 600 -o "${user#*:}" -g "${user#*:}" "$RUN/id_ed25519.pub" \
+                "$c/root/home/${user%%:*}/.ssh/authorized_keys"
+        done
         # Each container gets its own cgroup (name=systemd and unified hierarchies): with
         # --keep-unit, nspawn puts its supervisor and payload below the caller's cgroup, and
         # containers started from one cgroup would share a payload tree.
@@ -215,9 +229,14 @@ cmd_up() {
         done
         (
             for hier in "${cgs[@]}"; do echo "$BASHPID" >"$hier/cgroup.procs"; done
-            exec setsid systemd-nspawn --quiet -D "$c/root" --boot --machine="$name" --hostname="$name" \
+            # cgroup v2 inside (like production Debian 12), with the bpf() call slurmd needs
+            # for ConstrainDevices; /shared stands in for the NFS export (StateSaveLocation).
+            SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 exec setsid systemd-nspawn --quiet -D "$c/root" \
+                --boot --machine="$name" --hostname="$name" \
                 --register=no --keep-unit --console=passive \
                 --network-namespace-path="/run/netns/$NS-$name" \
+                --system-call-filter=bpf \
+                --bind="$RUN/shared:/shared" \
                 --bind-ro="$img/repo:/srv/localrepo" "${binds[@]}"
         ) </dev/null >"$c/nspawn.log" 2>&1 3>&- &
         echo $! >"$c/pid"
@@ -228,9 +247,25 @@ cmd_up() {
     trap - EXIT INT TERM
 }
 
+# Interfaces the containers cannot have: dummy links stand in for the front-end NIC (with
+# the plan's front-end address) and for each rail's IPoIB interface (ib0, ib1, ...; the
+# fabric role addresses them).
+add_stand_ins() {
+    local name=$1 frontend=$2 rails=$3 i
+    if [[ $frontend != - ]]; then
+        ip -n "$NS-$name" link add fe0 type dummy
+        ip -n "$NS-$name" addr add "$frontend/24" dev fe0
+        ip -n "$NS-$name" link set fe0 up
+    fi
+    for ((i = 0; i < rails; i++)); do
+        ip -n "$NS-$name" link add "ib$i" type dummy
+        ip -n "$NS-$name" link set "ib$i" up
+    done
+}
+
 wait_ssh() {
-    local name addr deadline=$((SECONDS + 120))
-    while read -r name addr; do
+    local name addr frontend rails deadline=$((SECONDS + 120))
+    while read -r name addr frontend rails; do
         # Ready = sshd answers and systemd has finished booting (running or degraded).
         # shellcheck disable=SC2016  # expanded on the container, not here
         until ns_exec ops ssh "${SSH_OPTS[@]}" "root@$addr" \
@@ -309,11 +344,12 @@ cmd_playbook() {
 
 cmd_ssh() {
     need_root
-    local host=${1:?usage: lab.sh ssh HOST CMD...} addr
+    local host=${1:?usage: lab.sh ssh [USER@]HOST CMD...} addr user=root
     shift
+    if [[ $host == *@* ]]; then user=${host%%@*} host=${host#*@}; fi
     addr=$(awk -v h="$host" '$1 == h {print $2}' "$RUN/hosts.txt")
     [[ -n $addr ]] || die "unknown lab host: $host"
-    ns_exec ops ssh "${SSH_OPTS[@]}" "root@$addr" "$@"
+    ns_exec ops ssh "${SSH_OPTS[@]}" "$user@$addr" "$@"
 }
 
 case ${1:-} in
