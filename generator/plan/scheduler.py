@@ -22,7 +22,6 @@
 from __future__ import annotations
 
 from collections import defaultdict
-
 from dataclasses import dataclass
 
 from generator.catalog.models import Gpu, Server

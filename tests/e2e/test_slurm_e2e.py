@@ -94,7 +94,8 @@ def lab(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[Lab]:
         leftovers = subprocess.run(
             ["ip", "netns", "list"], text=True, capture_output=True, check=False
         ).stdout
-        assert "pplab-" not in leftovers, f"lab namespaces left behind:\n{leftovers}"
+        prefix = os.environ.get("PODPLAN_LAB_NS", "pplab") + "-"
+        assert prefix not in leftovers, f"lab namespaces left behind:\n{leftovers}"
 
 
 def _check_preflight_stops_on_wrong_shape(lab: Lab, tmp: Path) -> None:

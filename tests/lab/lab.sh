@@ -14,7 +14,7 @@
 #
 # Environment: PODPLAN_LAB_CACHE (default /var/tmp/podplan-lab-cache),
 # PODPLAN_LAB_RUN (default /var/tmp/podplan-lab-run), PODPLAN_LAB_MIRROR (default: read
-# from this machine's apt sources).
+# from this machine's apt sources), PODPLAN_LAB_NS (namespace prefix, default pplab).
 set -Eeuo pipefail
 shopt -s nullglob
 
@@ -22,7 +22,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 CACHE_ROOT=${PODPLAN_LAB_CACHE:-/var/tmp/podplan-lab-cache}
 RUN=${PODPLAN_LAB_RUN:-/var/tmp/podplan-lab-run}
-NS=pplab                      # prefix of every network namespace the lab creates
+NS=${PODPLAN_LAB_NS:-pplab}   # prefix of every network namespace the lab creates
 NET=169.254.77                # link-local, lab namespaces only
 OPS_ADDR=$NET.2
 SUITE=bookworm
@@ -30,7 +30,7 @@ SUITE=bookworm
 IMAGE_REV=6
 BASE_INCLUDE=systemd,systemd-sysv,dbus,openssh-server,python3,python3-apt,iproute2,procps,debian-archive-keyring
 GPU_COUNT=8
-CG_NAME=podplan-lab           # the lab's cgroup subtree in the hierarchies below
+CG_NAME=podplan-lab${PODPLAN_LAB_NS:+-$PODPLAN_LAB_NS}  # the lab's cgroup subtree below
 CG_HIERARCHIES=(/sys/fs/cgroup/systemd /sys/fs/cgroup/unified)
 # Ordinary (non-root) users in every container, for jobs, pam_slurm_adopt and enroot:
 # alice gets an account in the lab's accounts file, bob deliberately none.
