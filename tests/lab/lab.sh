@@ -215,6 +215,7 @@ cmd_up() {
         echo "$name" >"$c/root/etc/hostname"
         systemd-id128 new >"$c/root/etc/machine-id"
         install -m 600 "$RUN/id_ed25519.pub" "$c/root/root/.ssh/authorized_keys"
+        writable_cgroups "$c/root"
         local user
         for user in "${LAB_USERS[@]}"; do
             install -m 600 -o "${user#*:}" -g "${user#*:}" "$RUN/id_ed25519.pub" \
@@ -229,13 +230,13 @@ cmd_up() {
         done
         (
             for hier in "${cgs[@]}"; do echo "$BASHPID" >"$hier/cgroup.procs"; done
-            # cgroup v2 inside (like production Debian 12), with the bpf() call slurmd needs
-            # for ConstrainDevices; /shared stands in for the NFS export (StateSaveLocation).
-            SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 exec setsid systemd-nspawn --quiet -D "$c/root" \
+            # CAP_NET_ADMIN (on the container's own network namespace) for systemd-networkd;
+            # /shared stands in for the NFS export (StateSaveLocation).
+            exec setsid systemd-nspawn --quiet -D "$c/root" \
                 --boot --machine="$name" --hostname="$name" \
                 --register=no --keep-unit --console=passive \
                 --network-namespace-path="/run/netns/$NS-$name" \
-                --system-call-filter=bpf \
+                --capability=CAP_NET_ADMIN \
                 --bind="$RUN/shared:/shared" \
                 --bind-ro="$img/repo:/srv/localrepo" "${binds[@]}"
         ) </dev/null >"$c/nspawn.log" 2>&1 3>&- &
@@ -247,20 +248,46 @@ cmd_up() {
     trap - EXIT INT TERM
 }
 
-# Interfaces the containers cannot have: dummy links stand in for the front-end NIC (with
-# the plan's front-end address) and for each rail's IPoIB interface (ib0, ib1, ...; the
+# Interfaces the containers cannot have: veth pairs (this kernel loads no modules, so no
+# dummy links) stand in for the front-end NIC (fe0, with the plan's front-end address; its
+# peer fe0-peer stays unused) and for each rail's IPoIB interface (ib0, ib1, ...; the
 # fabric role addresses them).
 add_stand_ins() {
-    local name=$1 frontend=$2 rails=$3 i
-    if [[ $frontend != - ]]; then
-        ip -n "$NS-$name" link add fe0 type dummy
-        ip -n "$NS-$name" addr add "$frontend/24" dev fe0
-        ip -n "$NS-$name" link set fe0 up
-    fi
-    for ((i = 0; i < rails; i++)); do
-        ip -n "$NS-$name" link add "ib$i" type dummy
-        ip -n "$NS-$name" link set "ib$i" up
+    local name=$1 frontend=$2 rails=$3 i link
+    local links=()
+    [[ $frontend == - ]] || links+=(fe0)
+    for ((i = 0; i < rails; i++)); do links+=("ib$i"); done
+    for link in "${links[@]}"; do
+        ip -n "$NS-$name" link add "$link" type veth peer name "$link-peer"
+        ip -n "$NS-$name" link set "$link-peer" up
+        ip -n "$NS-$name" link set "$link" up
     done
+    [[ $frontend == - ]] || ip -n "$NS-$name" addr add "$frontend/24" dev fe0
+}
+
+# nspawn mounts this machine's cgroup-v1 controllers read-only in the containers; Slurm's
+# proctrack/cgroup needs freezer and ConstrainDevices needs devices, both of which can be
+# remounted read-write from inside (memory cannot: "busy"). A unit in each container does
+# that at boot; Slurm then names its cgroups slurm_<node>, so containers never collide.
+writable_cgroups() {
+    local root=$1 unit=podplan-lab-cgroups.service
+    cat >"$root/etc/systemd/system/$unit" <<'EOF'
+[Unit]
+Description=podplan lab: writable freezer and devices cgroups for Slurm
+DefaultDependencies=no
+After=sysinit.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/mount -o remount,rw /sys/fs/cgroup/freezer
+ExecStart=/bin/mount -o remount,rw /sys/fs/cgroup/devices
+
+[Install]
+WantedBy=multi-user.target
+EOF
+    mkdir -p "$root/etc/systemd/system/multi-user.target.wants"
+    ln -sf "/etc/systemd/system/$unit" "$root/etc/systemd/system/multi-user.target.wants/$unit"
 }
 
 wait_ssh() {
@@ -317,8 +344,16 @@ cmd_down() {
 }
 
 cleanup_cgroups() {
-    # Only the lab's own subtree: <hierarchy>/podplan-lab/<host>/{supervisor,payload/...}.
-    local hier top
+    # The lab's own subtree: <hierarchy>/podplan-lab/<host>/{supervisor,payload/...}, and the
+    # slurm_<host> trees slurmd made in the v1 controllers for this lab's hosts.
+    local hier top name
+    if [[ -f $RUN/hosts.txt ]]; then
+        while read -r name _; do
+            for top in /sys/fs/cgroup/{freezer,devices,cpuset,memory,cpu,cpuacct,pids,systemd}/slurm_"$name"; do
+                [[ -d $top ]] && find "$top" -depth -type d -exec rmdir {} + 2>/dev/null
+            done
+        done <"$RUN/hosts.txt"
+    fi
     for hier in "${CG_HIERARCHIES[@]}"; do
         top=$hier/$CG_NAME
         [[ -d $top ]] || continue

@@ -46,11 +46,11 @@ SLURMD_KEYS = {"Sockets": "sockets", "CoresPerSocket": "cores_per_socket",
 
 
 def parse_slurmd_c(text: str) -> dict[str, int]:
-    """The hardware fields of ``slurmd -C`` output."""
-    found = {}
-    for key, value in re.findall(r"(\w+)=(\S+)", text):
-        if key in SLURMD_KEYS and value.isdigit():
-            found[SLURMD_KEYS[key]] = int(value)
+    """The hardware fields of ``slurmd -C`` output (it reports Boards x SocketsPerBoard)."""
+    raw = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)\b", text)}
+    found = {SLURMD_KEYS[k]: v for k, v in raw.items() if k in SLURMD_KEYS}
+    if "sockets" not in found and "SocketsPerBoard" in raw:
+        found["sockets"] = raw.get("Boards", 1) * raw["SocketsPerBoard"]
     return found
 
 
