@@ -231,14 +231,12 @@ cmd_up() {
         (
             for hier in "${cgs[@]}"; do echo "$BASHPID" >"$hier/cgroup.procs"; done
             # CAP_NET_ADMIN (on the container's own network namespace) for systemd-networkd;
-            # an unlimited memlock ceiling as a real host's PID 1 has (the shell this runs
-            # from has 8 MB, which would cap slurmd's LimitMEMLOCK=infinity); /shared stands
-            # in for the NFS export (StateSaveLocation).
+            # /shared stands in for the NFS export (StateSaveLocation).
             exec setsid systemd-nspawn --quiet -D "$c/root" \
                 --boot --machine="$name" --hostname="$name" \
                 --register=no --keep-unit --console=passive \
                 --network-namespace-path="/run/netns/$NS-$name" \
-                --capability=CAP_NET_ADMIN --rlimit=RLIMIT_MEMLOCK=infinity \
+                --capability=CAP_NET_ADMIN \
                 --bind="$RUN/shared:/shared" \
                 --bind-ro="$img/repo:/srv/localrepo" "${binds[@]}"
         ) </dev/null >"$c/nspawn.log" 2>&1 3>&- &
