@@ -1,15 +1,16 @@
 """End to end: the generated inventory deploys a production-shaped Slurm GPU cluster.
 
 ``podplan plan`` writes the inventory (the lab spec with this machine's node shape);
-``tests/lab/lab.sh`` boots one systemd-nspawn container per host (systemd as PID 1, cgroup
-v2 inside, link-local addresses, fake /dev/nvidia0-7, dummy links for the front-end NIC and
-the IPoIB rails, /shared bind-mounted into every host as the NFS export); ``site.yml``
+``tests/lab/lab.sh`` boots one systemd-nspawn container per host (systemd as PID 1, writable
+freezer and devices cgroups, link-local addresses, fake /dev/nvidia0-7, veth stand-ins for
+the front-end NIC and the IPoIB rails, /shared bind-mounted into every host as the NFS
+export); ``site.yml``
 deploys from an offline apt repository, with Slurm pinned and held at the repository's
 version, and ends with the acceptance ladder. Then, in order:
 
 1. the pre-flight play, given a plan with the catalog's XE9680 shape, stops with a table;
 2. the first run deploys; the second changes nothing on any host;
-3. production paths work: ConstrainDevices on cgroup v2, pam_slurm_adopt, enroot
+3. production paths work: ConstrainDevices (cgroup v1 here), pam_slurm_adopt, enroot
    directories for an ordinary user, AccountingStorageEnforce, memlock, IPoIB, NCCL, opensm,
    the slurmdbd backup, the slurmctld unit ordering;
 4. a lost mount drains a node through the prolog with the health check's reason, and it
