@@ -277,8 +277,9 @@ def test_site_runs_slurm_daemons_in_upgrade_order_and_rolls_slurmd() -> None:
     clients; the pre-flight check before anything changes, acceptance last."""
     plays = _plays("site.yml")
     hosts = [p["hosts"] for p in plays]
-    daemons = [h for h in hosts if h in
-               ("slurm_dbd", "slurm_controller", "slurm_compute", "slurm_login")]
+    daemons = [
+        h for h in hosts if h in ("slurm_dbd", "slurm_controller", "slurm_compute", "slurm_login")
+    ]
     assert daemons[-4:] == ["slurm_dbd", "slurm_controller", "slurm_compute", "slurm_login"]
     by_hosts = {p["hosts"]: p for p in plays if p["hosts"] in daemons}
     assert by_hosts["slurm_controller"]["serial"] == 1
@@ -286,7 +287,9 @@ def test_site_runs_slurm_daemons_in_upgrade_order_and_rolls_slurmd() -> None:
     assert by_hosts["slurm_compute"]["max_fail_percentage"] == 0
     names = [p["name"] for p in plays]
     assert names.index("Compare every compute node with the plan") < names.index(
-        "Prepare every cluster host")
+        "Prepare every cluster host"
+    )
     assert names[-1] == "Accept the cluster" and plays[-1]["tags"] == ["acceptance"]
     assert all(p.get("become") is True for p in plays if p["hosts"] != "localhost"), [
-        p["name"] for p in plays if p["hosts"] != "localhost" and not p.get("become")]
+        p["name"] for p in plays if p["hosts"] != "localhost" and not p.get("become")
+    ]

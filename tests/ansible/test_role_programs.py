@@ -359,3 +359,21 @@ def test_health_drains_and_resumes_only_its_own(
         assert len(updates) == 1 and expected in updates[0]
         if expected == "State=DRAIN":
             assert "Reason=podplan-health: 7 of 8 GPUs" in updates[0]
+
+
+files = _load(ROLES / "fabric/library/podplan_files.py", "podplan_files")
+
+
+def test_owned_files_are_written_when_different_and_stale_ones_removed(tmp_path: Path) -> None:
+    (tmp_path / "60-podplan-ipoib-rail0.network").write_text("same")
+    (tmp_path / "60-podplan-ipoib-rail1.network").write_text("old")
+    (tmp_path / "60-podplan-ipoib-rail9.network").write_text("a rail no longer planned")
+    (tmp_path / "10-site.network").write_text("not ours")
+    wanted = {
+        "60-podplan-ipoib-rail0.network": "same",
+        "60-podplan-ipoib-rail1.network": "new",
+        "60-podplan-ipoib-rail2.network": "added",
+    }
+    write, stale = files.plan(tmp_path, "60-podplan-ipoib-", wanted)
+    assert write == ["60-podplan-ipoib-rail1.network", "60-podplan-ipoib-rail2.network"]
+    assert stale == ["60-podplan-ipoib-rail9.network"]

@@ -324,6 +324,7 @@ cmd_down() {
             kill -KILL "$pid" 2>/dev/null || true
         fi
     done
+    [[ -n $quiet ]] || log "containers stopped"
     # 2. Anything still living in a lab namespace (the ssh control masters of the control
     #    node, a stuck container payload) is killed by namespace, then the namespaces go.
     for ns in $(ip netns list 2>/dev/null | awk -v p="^$NS-" '$1 ~ p {print $1}'); do
@@ -333,11 +334,13 @@ cmd_down() {
     for ns in $(ip netns list 2>/dev/null | awk -v p="^$NS-" '$1 ~ p {print $1}'); do
         ip netns del "$ns" 2>/dev/null || log "could not delete namespace $ns"
     done
+    [[ -n $quiet ]] || log "namespaces deleted"
     # 3. Overlays.
     for c in "$RUN"/c/*/; do
         if mountpoint -q "$c/root"; then umount "$c/root" 2>/dev/null || umount -l "$c/root"; fi
     done
     # 4. cgroups the containers' systemd (or slurmd) created and left behind.
+    [[ -n $quiet ]] || log "overlays unmounted"
     cleanup_cgroups
     rm -rf "$RUN"
     [[ -n $quiet ]] || log "lab is down"
