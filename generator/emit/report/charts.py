@@ -88,8 +88,10 @@ class Series:
 
 def lines(key: str, title: str, xlabel: str, ylabel: str, series: Sequence[Series],
           log_x: bool = False, marks: Sequence[tuple[float, float, str]] = (),
-          vline: tuple[float, str] | None = None) -> str:
-    """Lines with a distinct marker per series; ``marks`` annotate points, ``vline`` a limit."""
+          vline: tuple[float, str] | None = None,
+          hline: tuple[float, str] | None = None) -> str:
+    """Lines with a distinct marker per series; ``marks`` annotate points, ``vline``/``hline``
+    draw a limit."""
     with figure(7.2, 3.4) as fig:
         ax = fig.add_subplot()
         for i, s in enumerate(series):
@@ -103,6 +105,10 @@ def lines(key: str, title: str, xlabel: str, ylabel: str, series: Sequence[Serie
             ax.axvline(vline[0], color="#555555", linestyle="--", linewidth=1)
             ax.annotate(vline[1], (vline[0], 1.0), xycoords=("data", "axes fraction"),
                         xytext=(3, -10), textcoords="offset points", fontsize=8)
+        if hline is not None:
+            ax.axhline(hline[0], color="#555555", linestyle="--", linewidth=1)
+            ax.annotate(hline[1], (0.0, hline[0]), xycoords=("axes fraction", "data"),
+                        xytext=(3, 3), textcoords="offset points", fontsize=8)
         if log_x:
             ax.set_xscale("log", base=2)
             ax.xaxis.set_major_formatter(_plain_formatter())

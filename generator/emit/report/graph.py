@@ -49,11 +49,11 @@ def network_title(network: str) -> str:
 
 @dataclass
 class Group:
-    """Devices drawn together before merging."""
+    """Devices drawn together before merging; ``span`` = the SUs they serve, when known."""
 
     row: int
     kind: str
-    su: int | None
+    span: tuple[int, int] | None
     members: list[str] = field(default_factory=list)
     models: Counter[str] = field(default_factory=Counter)
 
@@ -114,7 +114,8 @@ def _devices(plan: ClusterPlan, network: str) -> dict[str, _Device]:
     for rack in plan.racks:
         for slot in rack.slots:
             if slot.device not in out:
-                out[slot.device] = _Device(0, f"{slot.kind}s", None, slot.kind)
+                kind = "PDUs" if slot.kind == "pdu" else f"{slot.kind}s"
+                out[slot.device] = _Device(0, kind, None, slot.kind)
     return out
 
 
@@ -129,6 +130,17 @@ def _neighbours(links: list[Link], needed: set[str]) -> dict[str, list[str]]:
     return adj
 
 
+def _signature(name: str, row: int, devices: dict[str, _Device], adj: dict[str, list[str]],
+               group_of: dict[str, int]) -> tuple[int, ...]:
+    """Groups of the neighbours in the nearest lower row that has any (a spine's leaves, not
+    the one UFM port on it), so one odd link does not split a pod or a core plane."""
+    below = [n for n in adj[name] if devices[n].row < row and n in group_of]
+    if not below:
+        return ()
+    top = max(devices[n].row for n in below)
+    return tuple(sorted({group_of[n] for n in below if devices[n].row == top}))
+
+
 def _group_of_devices(
     on_net: list[str], devices: dict[str, _Device], adj: dict[str, list[str]]
 ) -> tuple[dict[str, int], list[Group]]:
@@ -141,14 +153,17 @@ def _group_of_devices(
             dev = devices[name]
             if dev.row != row:
                 continue
+            span: tuple[int, int] | None = (dev.su, dev.su) if dev.su is not None else None
             if row == 0 or dev.su is not None:
                 key: tuple[object, ...] = (row, dev.kind, dev.su)
             else:
-                below = {group_of[n] for n in adj[name] if devices[n].row < row}
-                key = (row, dev.kind, tuple(sorted(below)))
+                sig = _signature(name, row, devices, adj, group_of)
+                key = (row, dev.kind, sig)
+                spans = [sp for g in sig if (sp := groups[g].span) is not None]
+                span = (min(a for a, _ in spans), max(b for _, b in spans)) if spans else None
             if key not in index:
                 index[key] = len(groups)
-                groups.append(Group(row, dev.kind, dev.su if row == 0 or dev.su else None))
+                groups.append(Group(row, dev.kind, span))
             gid = index[key]
             group_of[name] = gid
             groups[gid].members.append(name)
@@ -156,46 +171,77 @@ def _group_of_devices(
     return group_of, groups
 
 
-def _merge_row(groups: list[tuple[int, Group]], limit: int) -> list[list[tuple[int, Group]]]:
-    """Consecutive groups of one kind merged into at most ``limit`` chunks per row."""
-    by_kind: dict[str, list[tuple[int, Group]]] = defaultdict(list)
-    for item in groups:
-        by_kind[item[1].kind].append(item)
-    chunks: list[list[tuple[int, Group]]] = []
-    for items in by_kind.values():
-        quota = max(1, math.floor(limit * len(items) / len(groups)))
-        size = math.ceil(len(items) / quota)
-        chunks += [items[i : i + size] for i in range(0, len(items), size)]
-    return chunks
+def su_chunk(groups: list[Group]) -> int:
+    """Scalable units per drawn box: the smallest power of two that keeps a row readable.
+
+    The same for every row, so a column of boxes (nodes, leaves, spines) covers the same SUs.
+    """
+    last = max((g.span[1] for g in groups if g.span), default=1)
+    size = 1
+    while math.ceil(last / size) > MAX_BOXES:
+        size *= 2
+    return size
 
 
-def _label(chunk: list[tuple[int, Group]], ordinal: tuple[int, int], many: bool) -> str:
-    first, last = chunk[0][1], chunk[-1][1]
-    if first.su is not None and last.su is not None:
-        return f"SU {first.su}" if first.su == last.su else f"SU {first.su}–{last.su}"
-    kind = first.kind
-    if not many:
-        return kind
-    lo, hi = ordinal
-    return f"{kind} {lo}" if lo == hi else f"{kind} {lo}–{hi}"
+def _bucket(group: Group, size: int, full: tuple[int, int]) -> tuple[object, ...]:
+    """Which box a group falls in: its SU chunk when it stays inside one, else its kind."""
+    if group.span is None:
+        return (2, group.kind)
+    lo, hi = group.span
+    if ((lo - 1) // size == (hi - 1) // size and group.span != full) or (size == 1 and lo == hi):
+        return (0, (lo - 1) // size, group.kind)
+    return (2, group.kind)
+
+
+def _label(chunk: list[Group], by_su: bool, ordinal: str) -> str:
+    """``SU 1–4`` for a box of SU-local groups, else the kind (numbered when repeated)."""
+    spans = [g.span for g in chunk if g.span]
+    if by_su and spans:
+        lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
+        return f"SU {lo}" if lo == hi else f"SU {lo}–{hi}"
+    return f"{chunk[0].kind} {ordinal}".strip()
+
+
+def _chunks(in_row: list[tuple[int, Group]], size: int, full: tuple[int, int]
+            ) -> list[list[tuple[int, Group]]]:
+    buckets: dict[tuple[object, ...], list[tuple[int, Group]]] = {}
+    for item in in_row:
+        buckets.setdefault(_bucket(item[1], size, full), []).append(item)
+    out: list[list[tuple[int, Group]]] = []
+    for key in sorted(buckets, key=lambda k: (k[0], str(k[1:]) if k[0] else k[1])):
+        items = buckets[key]
+        if key[0] == 2 and len(items) > MAX_BOXES:  # many wiring groups without an SU
+            step = math.ceil(len(items) / MAX_BOXES)
+            out += [items[i : i + step] for i in range(0, len(items), step)]
+        else:
+            out.append(items)
+    return out
 
 
 def _boxes(groups: list[Group]) -> tuple[list[Box], dict[int, int]]:
+    size = su_chunk(groups)
+    spans = [g.span for g in groups if g.span]
+    full = (min(a for a, _ in spans), max(b for _, b in spans)) if spans else (0, 0)
     box_of: dict[int, int] = {}
     boxes: list[Box] = []
     for row in sorted({g.row for g in groups}):
         in_row = [(i, g) for i, g in enumerate(groups) if g.row == row]
-        kinds = Counter(g.kind for _, g in in_row)
+        chunks = _chunks(in_row, size, full)
+        per_kind = Counter(c[0][1].kind for c in chunks if _bucket(c[0][1], size, full)[0] == 2)
         seen: Counter[str] = Counter()
-        for chunk in _merge_row(in_row, MAX_BOXES):
-            kind = chunk[0][1].kind
-            lo = seen[kind] + 1
-            seen[kind] += len(chunk)
+        for chunk in chunks:
+            members = [g for _, g in chunk]
+            kind = members[0].kind
+            ordinal = ""
+            if per_kind[kind] > 1:
+                seen[kind] += 1
+                ordinal = str(seen[kind])
             models: Counter[str] = Counter()
-            for _, g in chunk:
+            for g in members:
                 models.update(g.models)
-            box = Box(row, kind, _label(chunk, (lo, seen[kind]), kinds[kind] > 1),
-                      sum(len(g.members) for _, g in chunk), models)
+            by_su = _bucket(members[0], size, full)[0] == 0
+            box = Box(row, kind, _label(members, by_su, ordinal),
+                      sum(len(g.members) for g in members), models)
             for gid, _ in chunk:
                 box_of[gid] = len(boxes)
             boxes.append(box)

@@ -14,11 +14,11 @@ from collections import defaultdict
 from generator.emit.report.graph import Box, NetworkView
 from generator.emit.report.svg import esc, num, rect, svg_root, text
 
-WIDTH = 1000.0
+WIDTH = 1180.0
 LEFT = 70.0
 BOX_H = 50.0
 ROW_GAP = 70.0
-GAP_X = 8.0
+GAP_X = 6.0
 MAX_BOX_W = 170.0
 MAX_LABELS = 12
 ROW_NAME = {0: "endpoints", 1: "leaf", 2: "spine", 3: "core"}
@@ -47,19 +47,29 @@ def _layout(view: NetworkView) -> tuple[dict[int, tuple[float, float, float]], l
 
 
 def _fit(label: str, width: float, bold: bool) -> tuple[str, str]:
-    """The label and its size class (``""`` or ``" s"``), cut with an ellipsis if needed."""
+    """The label and its size class, cut with an ellipsis if even the smallest is too wide."""
     per_char = 0.64 if bold else 0.58
-    for cls, size in (("", 12.0 if bold else 10.5), (" s", 10.0 if bold else 8.5)):
-        if len(label) * size * per_char <= width - 6:
+    for cls, size in (("", 12.0 if bold else 10.5), (" s", 10.0 if bold else 8.5),
+                      (" xs", 8.5 if bold else 7.5)):
+        if len(label) * size * per_char <= width - 4:
             return label, cls
-    keep = max(3, int((width - 6) / (8.5 * per_char)) - 1)
-    return label[:keep] + "…", " s"
+    keep = max(3, int((width - 4) / (7.5 * per_char)) - 1)
+    return label[:keep] + "…", " xs"
+
+
+def _detail_fit(box: Box, width: float) -> tuple[str, str]:
+    """``128 × XE9680``, or just ``128`` when the box is too narrow for the model."""
+    full = _detail(box)
+    text_, cls = _fit(full, width, False)
+    if text_ == full:
+        return text_, cls
+    return _fit(f"{box.members:,}", width, False)
 
 
 def _box(box: Box, x: float, y: float, w: float, inner: int) -> str:
     cx = x + w / 2
     label, lcls = _fit(box.label, w, True)
-    detail, dcls = _fit(_detail(box), w, False)
+    detail, dcls = _detail_fit(box, w)
     parts = [
         f"<title>{esc(box.label)}: {esc(_detail(box))}</title>",
         rect(x, y, w, BOX_H, f"nb r{box.row}", ' rx="4"'),
@@ -67,7 +77,7 @@ def _box(box: Box, x: float, y: float, w: float, inner: int) -> str:
         text(cx, y + 31, detail, "bd" + dcls, "middle"),
     ]
     if inner:
-        within, icls = _fit(f"↔ {inner:,} links within", w, False)
+        within, icls = _fit(f"↔ {inner:,} within", w, False)
         parts.append(text(cx, y + 44, within, "bd" + icls, "middle"))
     return f'<g class="box" data-row="{box.row}">{"".join(parts)}</g>'
 

@@ -12,7 +12,7 @@ from generator.emit.report.summary import summary_section
 from generator.emit.report.workloads import workloads_section
 from generator.plan.models import ClusterPlan
 from generator.render.env import render
-from generator.render.files import header_lines
+from generator.render.files import header_lines, regenerate_command
 
 
 def sections(plan: ClusterPlan, bom: BillOfMaterials, written: list[str]) -> list[Section]:
@@ -35,6 +35,7 @@ def report_html(plan: ClusterPlan, bom: BillOfMaterials, written: list[str]) -> 
         title=f"podplan report: {plan.name}",
         name=plan.name,
         spec_file=plan.spec_file,
+        command=regenerate_command(plan.spec_file),
         header=header_lines(plan.spec_file),
         sections=sections(plan, bom, written),
     )
