@@ -66,7 +66,7 @@ def to_table(result: SweepResult) -> str:
                        for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
              for r in rows]
     lines.insert(1, "-" * len(lines[0]))
-    legend = "* cheapest point that meets the deadline; - misses it or does not fit"
+    legend = "Marks: * the cheapest point that meets the deadline; - misses it or does not fit"
     return "\n".join([*lines, "", legend, best_text(result)]) + "\n"
 
 

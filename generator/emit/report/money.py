@@ -18,8 +18,10 @@ def capex_chart(bom: BillOfMaterials) -> Figure:
     usd: dict[str, float] = defaultdict(float)
     for line in bom.lines:
         usd[line.category] += line.extended_usd or 0.0
-    items = [(k, v / 1e3) for k, v in usd.items() if v > 0]
-    svg = labelled_bars("chart-capex", "Capex by category", "k USD", items, "{:,.0f}")
+    scale, unit = (1e6, "million USD") if max(usd.values(), default=0) >= 1e7 else (1e3, "k USD")
+    items = [(k, v / scale) for k, v in usd.items() if v > 0]
+    svg = labelled_bars("chart-capex", "Capex by category", unit, items,
+                        "{:,.1f}" if scale == 1e6 else "{:,.0f}")
     return Figure(svg, f"Where the ${bom.capex_usd:,.0f} of capex go, by BOM category.")
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from generator.emit.report.graph import NETWORK_SHORT
 from generator.emit.report.svg import esc, num, plural
 from generator.plan.models import ClusterPlan, Rack
 
@@ -24,6 +25,10 @@ WIDTH = 196.0
 KIND_CLASS = {
     "compute": "gpu", "spare": "gpu", "head": "mgt", "login": "mgt", "ufm": "mgt",
     "storage": "sto",
+}
+ROLE_NAME = {
+    "compute": "GPU node", "spare": "spare GPU node", "head": "head node", "login": "login node",
+    "storage": "storage node", "ufm": "UFM appliance",
 }
 NET_CLASS = {"compute": "ib", "frontend": "eth", "oob": "oob"}
 LEGEND = (
@@ -46,12 +51,14 @@ class DeviceInfo:
 def device_info(plan: ClusterPlan) -> dict[str, DeviceInfo]:
     """Drawing class, model, power and a short description per device name."""
     out = {
-        n.name: DeviceInfo(KIND_CLASS.get(n.role, "oth"), n.model, n.power_kw, n.role)
+        n.name: DeviceInfo(KIND_CLASS.get(n.role, "oth"), n.model, n.power_kw,
+                           ROLE_NAME.get(n.role, n.role))
         for n in plan.nodes
     }
     for s in plan.switches:
+        net = NETWORK_SHORT.get(s.network, s.network)
         out[s.name] = DeviceInfo(NET_CLASS.get(s.network, "oth"), s.model, s.power_kw,
-                                 f"{s.network} {s.tier} switch")
+                                 f"{net} {s.tier} switch")
     return out
 
 
@@ -133,7 +140,7 @@ def rack_contents(rack: Rack, info: dict[str, DeviceInfo]) -> str:
     """``4 compute, 1 oob leaf switch, 4 PDUs`` for a rack's description."""
     kinds: Counter[str] = Counter()
     for s in rack.slots:
-        kinds[info[s.device].what if s.device in info else s.kind] += 1
+        kinds[info[s.device].what if s.device in info else s.kind.upper()] += 1
     return ", ".join(plural(n, k) for k, n in sorted(kinds.items()))
 
 

@@ -54,5 +54,9 @@ def rect(x: float, y: float, w: float, h: float, cls: str = "", extra: str = "")
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
-    """``1 rack``, ``3 racks``, ``2,048 nodes``."""
-    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+    """``1 rack``, ``3 racks``, ``2 switches``, ``2,048 nodes``."""
+    if n == 1:
+        return f"1 {word}"
+    if many is None:
+        many = word + ("es" if word.endswith(("ch", "sh", "s", "x")) else "s")
+    return f"{n:,} {many}"
