@@ -107,8 +107,26 @@ def memory_chart(plan: ClusterPlan) -> Figure:
     return Figure(svg, "Memory per GPU of the most loaded GPU, by part (GiB).")
 
 
+def _cause(key: str) -> str:
+    """``tp_communication`` -> ``TP communication``."""
+    words = key.split("_")
+    first = {"tp": "TP", "cp": "CP", "pp": "PP", "dp": "DP", "zero3": "ZeRO-3"}
+    return " ".join([first.get(words[0], words[0]), *words[1:]])
+
+
+def step_chart(plan: ClusterPlan) -> Figure | None:
+    """One optimizer step of every training workload, split by cause (when the sizing says)."""
+    bars = [Stack(t.name, tuple((_cause(k), v) for k, v in t.step_time_parts_s.items() if v > 0))
+            for t in plan.sizing.training if t.step_time_parts_s]
+    if not bars:
+        return None
+    svg = stacked_bars("chart-step", "Step time by cause", "s", bars)
+    return Figure(svg, "Time of one optimizer step by cause (s): compute, exposed "
+                       "communication, pipeline bubble and overheads.")
+
+
 def _time_breakdown(plan: ClusterPlan) -> Figure | None:
-    """Per-workload time split, once the sizing result carries one."""
+    """Per-workload wall-clock split, once the sizing result carries one."""
     bars = []
     for t in plan.sizing.training:
         parts = getattr(t, "time_breakdown_hours", None)
@@ -128,9 +146,9 @@ def workloads_section(plan: ClusterPlan) -> Section:
              "fastest is kept."),
         memory_chart(plan),
     ]
-    breakdown = _time_breakdown(plan)
-    if breakdown:
-        blocks.append(breakdown)
+    for chart in (step_chart(plan), _time_breakdown(plan)):
+        if chart:
+            blocks.append(chart)
     for w in plan.sizing.workloads:
         blocks.append(Heading(w.name, f"wl-h-{w.name}"))
         if isinstance(w, TrainingEstimate):
