@@ -8,6 +8,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from generator.emit.report.tables import hours
 from generator.render.files import header_lines
 from generator.sweep.run import SweepPoint, SweepResult
 
@@ -25,9 +26,7 @@ def _money(x: float | None) -> str:
 
 
 def _hours(x: float | None) -> str:
-    if x is None:
-        return "n/a"
-    return f"{x * 60:.3g} min" if x < 1 else (f"{x:,.3g} h" if x < 72 else f"{x / 24:,.3g} d")
+    return "n/a" if x is None else hours(x)
 
 
 def deadline_text(result: SweepResult) -> str:

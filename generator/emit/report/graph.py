@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from generator.plan.models import ClusterPlan, Link
 
@@ -93,29 +94,34 @@ class NetworkView:
     switches: Counter[str]
 
 
-@dataclass(frozen=True)
-class _Device:
+class _Device(NamedTuple):
     row: int
     kind: str
     su: int | None
     model: str
 
 
-def _devices(plan: ClusterPlan, network: str) -> dict[str, _Device]:
+def endpoint_devices(plan: ClusterPlan) -> dict[str, _Device]:
+    """Every device as an endpoint (row 0); ``network_view`` lifts its own switches."""
     out: dict[str, _Device] = {}
     for n in plan.nodes:
         out[n.name] = _Device(0, ROLE_TITLE.get(n.role, n.role), n.su, n.model)
     for s in plan.switches:
-        if s.network == network:
-            out[s.name] = _Device(TIER_ROW.get(s.tier, 1), s.tier, s.su, s.model)
-        else:
-            short = NETWORK_SHORT.get(s.network, s.network)
-            out[s.name] = _Device(0, f"{short} switches", None, s.model)
+        out[s.name] = _Device(0, f"{NETWORK_SHORT.get(s.network, s.network)} switches", None,
+                              s.model)
     for rack in plan.racks:
         for slot in rack.slots:
             if slot.device not in out:
                 kind = "PDUs" if slot.kind == "pdu" else f"{slot.kind}s"
                 out[slot.device] = _Device(0, kind, None, slot.kind)
+    return out
+
+
+def _devices(plan: ClusterPlan, network: str, base: dict[str, _Device]) -> dict[str, _Device]:
+    out = dict(base)
+    for s in plan.switches:
+        if s.network == network:
+            out[s.name] = _Device(TIER_ROW.get(s.tier, 1), s.tier, s.su, s.model)
     return out
 
 
@@ -268,9 +274,13 @@ def _pairs(links: list[Link], devices: dict[str, _Device]) -> list[TierPair]:
     ]
 
 
-def network_view(plan: ClusterPlan, network: str, links: list[Link]) -> NetworkView:
-    """Group one network's devices and count its links per drawn box pair."""
-    devices = _devices(plan, network)
+def network_view(plan: ClusterPlan, network: str, links: list[Link],
+                 base: dict[str, _Device] | None = None) -> NetworkView:
+    """Group one network's devices and count its links per drawn box pair.
+
+    ``base`` (from ``endpoint_devices``) can be shared by the views of one plan.
+    """
+    devices = _devices(plan, network, base if base is not None else endpoint_devices(plan))
     ends = {n for link in links for n in (link.a, link.b)}
     for name in ends - devices.keys():  # a device only the cabling knows about is still drawn
         devices[name] = _Device(0, "other devices", None, "device")

@@ -4,6 +4,7 @@ end, out of band, and any a later plan adds), storage and the address plan."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from typing import Any
 
 from generator.emit.report.blocks import (
     Block,
@@ -17,6 +18,7 @@ from generator.emit.report.blocks import (
 from generator.emit.report.graph import (
     TIER_ROW,
     NetworkView,
+    endpoint_devices,
     links_by_network,
     network_title,
     network_view,
@@ -67,12 +69,12 @@ def _compute_title(plan: ClusterPlan) -> str:
 
 
 def _network_blocks(
-    plan: ClusterPlan, network: str, links: list[Link], title: str
+    plan: ClusterPlan, network: str, links: list[Link], title: str, base: dict[str, Any]
 ) -> list[Block]:
     key = f"net-{network}"
     if not links:
         return [Heading(title, key), Para(f"No {network_title(network)} links in this plan.")]
-    view = network_view(plan, network, links)
+    view = network_view(plan, network, links, base)
     tiers = ", ".join(f"{n:,} {t}" for t, n in sorted(view.switches.items(),
                                                       key=lambda kv: TIER_ROW.get(kv[0], 9)))
     svg = draw_network(view, key, title, describe(view))
@@ -110,14 +112,16 @@ def fabric_section(plan: ClusterPlan) -> Section:
              f"unit); its subnet manager runs on {f.subnet_manager.upper()}."),
         switch_table(plan, list(by_net)),
     ]
-    blocks += _network_blocks(plan, "compute", by_net.get("compute", []), _compute_title(plan))
+    base = endpoint_devices(plan)
+    blocks += _network_blocks(plan, "compute", by_net.get("compute", []), _compute_title(plan),
+                              base)
     if f.design_notes:
         blocks.append(Notes(f.design_notes))
     for network, links in by_net.items():
         if network == "compute":
             continue
         title = f"{network_title(network).capitalize()} network"
-        blocks += _network_blocks(plan, network, links, title)
+        blocks += _network_blocks(plan, network, links, title, base)
     blocks += _storage_blocks(plan)
     blocks.append(Heading("Address plan", "net-addresses"))
     blocks.append(facts_table("address-facts", "Address plan", plan.network))

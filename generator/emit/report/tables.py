@@ -63,10 +63,17 @@ def plain(text: str) -> Cell:
     return Cell(text)
 
 
+def sig3(x: float) -> str:
+    """Three significant figures, trailing zeros kept (``2.00``, ``33.4``), no exponent."""
+    if abs(x) >= 100:
+        return f"{x:,.0f}"
+    return f"{x:#.3g}".rstrip(".")
+
+
 def hours(h: float) -> str:
     """A duration in the unit that reads best: minutes, hours or days (3 significant figures)."""
     if h < 1:
-        return f"{h * 60:.3g} min"
+        return f"{sig3(h * 60)} min"
     if h < 72:
-        return f"{h:.3g} h"
-    return f"{h / 24:,.3g} days ({h:,.0f} h)"
+        return f"{sig3(h)} h"
+    return f"{sig3(h / 24)} days ({h:,.0f} h)"
