@@ -40,6 +40,7 @@ NETWORK_TITLE = {
 }
 
 
+NODE_KINDS = frozenset(ROLE_TITLE.values())
 NETWORK_SHORT = {"compute": "fabric", "frontend": "front-end", "oob": "OOB"}
 
 
@@ -166,7 +167,12 @@ def _group_of_devices(
                 sig = _signature(name, row, devices, adj, group_of)
                 key = (row, dev.kind, sig)
                 spans = [sp for g in sig if (sp := groups[g].span) is not None]
-                span = (min(a for a, _ in spans), max(b for _, b in spans)) if spans else None
+                # A switch that also serves head, login or storage nodes belongs to no SU.
+                mixed = any(groups[g].span is None and groups[g].kind in NODE_KINDS for g in sig)
+                if spans and not mixed:
+                    span = (min(a for a, _ in spans), max(b for _, b in spans))
+                else:
+                    span = None
             if key not in index:
                 index[key] = len(groups)
                 groups.append(Group(row, dev.kind, span))
