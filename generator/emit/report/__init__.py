@@ -20,24 +20,7 @@ def report_path(plan: ClusterPlan) -> str:
 
 def emit_report(plan: ClusterPlan, bom: BillOfMaterials, written: list[str]) -> list[OutFile]:
     """The report file; ``written`` lists the other files of this run (for its last section)."""
-    return start_report(plan, bom).finish(written)
+    from generator.emit.report.page import report_html
 
-
-class ReportInProgress:
-    """``start_report``'s handle: charts may still be drawing in a worker."""
-
-    def __init__(self, plan: ClusterPlan, bom: BillOfMaterials, background: bool) -> None:
-        from generator.emit.report.page import start_report as start
-
-        self.path = report_path(plan)
-        self._pending = start(plan, bom, background)
-
-    def finish(self, written: list[str]) -> list[OutFile]:
-        """The report file, listing ``written`` and itself as this run's files."""
-        return [OutFile(self.path, self._pending.finish(sorted([*written, self.path])))]
-
-
-def start_report(plan: ClusterPlan, bom: BillOfMaterials, background: bool = False
-                 ) -> ReportInProgress:
-    """Start the report; with ``background`` its charts draw in a forked worker meanwhile."""
-    return ReportInProgress(plan, bom, background)
+    path = report_path(plan)
+    return [OutFile(path, report_html(plan, bom, sorted([*written, path])))]

@@ -11,7 +11,6 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from generator.emit.report.charts import ChartJob
 from generator.emit.report.tables import Cell, Column, Table, plain
 
 
@@ -47,10 +46,8 @@ class Cards:
 
 @dataclass(frozen=True)
 class Figure:
-    """A drawing (SVG text) or a chart still to draw (``ChartJob``), with its caption."""
-
     kind: ClassVar[str] = "figure"
-    svg: str | ChartJob
+    svg: str
     caption: str
 
 
@@ -125,22 +122,3 @@ def facts_table(table_id: str, caption: str, model: BaseModel, skip: tuple[str, 
             cell = plain(str(value))
         rows.append([plain(label), cell])
     return Table(table_id, caption, [Column("Figure"), Column("Value", True)], rows)
-
-
-def chart_jobs(sections: list[Section]) -> list[ChartJob]:
-    """Every chart still to draw, in page order."""
-    return [b.svg for s in sections for b in s.blocks
-            if isinstance(b, Figure) and isinstance(b.svg, ChartJob)]
-
-
-def with_charts(sections: list[Section], svgs: list[str]) -> list[Section]:
-    """The sections with their charts replaced, in page order, by the drawn SVG."""
-    drawn = iter(svgs)
-    return [
-        Section(s.id, s.title, [
-            Figure(next(drawn), b.caption)
-            if isinstance(b, Figure) and isinstance(b.svg, ChartJob) else b
-            for b in s.blocks
-        ])
-        for s in sections
-    ]

@@ -7,25 +7,11 @@ and the page shows the same numbers in a table beside it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from generator.emit.report.mpl import HATCHES, MARKERS, PALETTE, figure, to_svg
-
-
-@dataclass(frozen=True, eq=False)
-class ChartJob:
-    """A chart to draw later: the sections only describe charts, so the drawing (matplotlib,
-    the costly part of the report) can run in a worker while the rest of the plan is written."""
-
-    draw: Callable[..., str]
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-
-    def render(self) -> str:
-        """The chart as inline SVG."""
-        return self.draw(*self.args, **self.kwargs)
 
 
 @dataclass(frozen=True)
@@ -36,7 +22,7 @@ class Stack:
     segments: tuple[tuple[str, float], ...]
 
 
-def _stacked_bars(key: str, title: str, unit: str, bars: Sequence[Stack]) -> str:
+def stacked_bars(key: str, title: str, unit: str, bars: Sequence[Stack]) -> str:
     """Horizontal stacked bars with a hatch per segment name and the total at the bar's end."""
     names: list[str] = []
     for bar in bars:
@@ -74,7 +60,7 @@ def _left(bar: Stack, name: str) -> float:
     return total
 
 
-def _labelled_bars(key: str, title: str, unit: str, items: Sequence[tuple[str, float]],
+def labelled_bars(key: str, title: str, unit: str, items: Sequence[tuple[str, float]],
                   fmt: str = "{:,.0f}") -> str:
     """Horizontal bars, largest first, each with its value written at its end."""
     ordered = sorted(items, key=lambda kv: (-kv[1], kv[0]))
@@ -100,7 +86,7 @@ class Series:
     points: tuple[tuple[float, float], ...]
 
 
-def _lines(key: str, title: str, xlabel: str, ylabel: str, series: Sequence[Series],
+def lines(key: str, title: str, xlabel: str, ylabel: str, series: Sequence[Series],
           log_x: bool = False, marks: Sequence[tuple[float, float, str]] = (),
           vline: tuple[float, str] | None = None,
           hline: tuple[float, str] | None = None) -> str:
@@ -138,7 +124,7 @@ def _lines(key: str, title: str, xlabel: str, ylabel: str, series: Sequence[Seri
         return to_svg(fig, key, title, f"{xlabel} against {ylabel}. {desc}")
 
 
-def _scatter(key: str, title: str, xlabel: str, ylabel: str, series: Sequence[Series],
+def scatter(key: str, title: str, xlabel: str, ylabel: str, series: Sequence[Series],
             marks: Sequence[tuple[float, float, str]] = (),
             vline: tuple[float, str] | None = None) -> str:
     """Points only (no lines), one marker shape per series."""
@@ -171,26 +157,3 @@ def _plain_formatter() -> Any:
     from matplotlib.ticker import FuncFormatter
 
     return FuncFormatter(lambda v, _pos: f"{v:,.0f}")
-
-
-def stacked_bars(key: str, title: str, unit: str, bars: Sequence[Stack]) -> ChartJob:
-    """Horizontal stacked bars with a hatch per segment name and the total at the bar's end."""
-    return ChartJob(_stacked_bars, (key, title, unit, tuple(bars)), {})
-
-
-def labelled_bars(key: str, title: str, unit: str, items: Sequence[tuple[str, float]],
-                  fmt: str = "{:,.0f}") -> ChartJob:
-    """Horizontal bars, largest first, each with its value written at its end."""
-    return ChartJob(_labelled_bars, (key, title, unit, tuple(items), fmt), {})
-
-
-def lines(key: str, title: str, xlabel: str, ylabel: str, series: Sequence[Series],
-          **options: Any) -> ChartJob:
-    """Lines with a marker per series (options: log_x, marks, vline, hline)."""
-    return ChartJob(_lines, (key, title, xlabel, ylabel, tuple(series)), options)
-
-
-def scatter(key: str, title: str, xlabel: str, ylabel: str, series: Sequence[Series],
-            **options: Any) -> ChartJob:
-    """Points, one marker shape per series (options: marks, vline)."""
-    return ChartJob(_scatter, (key, title, xlabel, ylabel, tuple(series)), options)
