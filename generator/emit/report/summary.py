@@ -45,13 +45,14 @@ def _cloud_cards(bom: BillOfMaterials) -> list[Card]:
                   f"{cheapest.count} × {cheapest.instance} ({cheapest.provider}), "
                   f"${cheapest.usd_per_run:,.0f} per run", "cloud_usd_per_hour",
                   cheapest.usd_per_hour)]
-    even = [c for c in bom.cloud if c.break_even_months is not None]
+    even = sorted((c.break_even_months, c.provider) for c in bom.cloud
+                  if c.break_even_months is not None)
     if even:
-        first = min(even, key=lambda c: (c.break_even_months or 0.0, c.provider))
-        months = first.break_even_months or 0.0
+        (months, first), others = even[0], even[1:]
+        rest = "; ".join(f"{m:.1f} against {p}" for m, p in others)
         cards.append(Card("Break-even", f"{months:.1f} months",
-                          f"buying beats renting {first.provider} 24×7 after this",
-                          "break_even_months", months))
+                          f"buying beats renting {first} 24×7 after this" +
+                          (f" ({rest})" if rest else ""), "break_even_months", months))
     return cards
 
 
