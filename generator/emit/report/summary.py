@@ -65,7 +65,7 @@ def summary_section(plan: ClusterPlan, bom: BillOfMaterials) -> Section:
     cards = [
         Card("GPUs", f"{gpus:,}", f"{sz.gpu.upper()} in {sz.server.upper()}", "gpus", gpus),
         Card("Nodes", f"{len(compute):,}",
-             f"compute, + {len(spares)} spare, {len(plan.nodes):,} servers in all",
+             f"GPU nodes + {len(spares)} spare; {len(plan.nodes):,} servers in all",
              "compute_nodes", len(compute)),
         Card("Racks", f"{len(plan.racks):,}",
              f"{plan.racks[0].units if plan.racks else 0} U, "
