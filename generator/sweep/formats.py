@@ -41,10 +41,12 @@ def best_text(result: SweepResult) -> str:
     best = result.best
     if best is None:
         return f"No point fits and meets the deadline ({deadline_text(result)})."
-    return (f"Cheapest point that fits and meets the deadline ({deadline_text(result)}): "
+    by = "" if result.ranked_by == "usd_per_run" else " (by capex: no cloud is priced)"
+    return (f"Cheapest point{by} that fits and meets the deadline ({deadline_text(result)}): "
             f"{best.gpus:,} × {best.gpu} "
-            f"({best.nodes:,} nodes), {_hours(best.time_hours)}, {_money(best.usd_per_run)} per "
-            f"run on {best.cloud} ({best.instance}); capex {_money(best.capex_usd)}.")
+            f"({best.nodes:,} nodes), {_hours(best.time_hours)}, " + (
+                f"{_money(best.usd_per_run)} per run on {best.cloud} ({best.instance}); "
+                if best.cloud else "") + f"capex {_money(best.capex_usd)}.")
 
 
 def _row(p: SweepPoint) -> list[str]:
@@ -96,5 +98,6 @@ def to_json(result: SweepResult, cmd: str) -> str:
         "deadline_hours": result.deadline_hours,
         "points": [_record(p) for p in result.points],
         "cheapest": _record(best) if best else None,
+        "cheapest_by": result.ranked_by,
     }
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"

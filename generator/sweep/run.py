@@ -51,6 +51,11 @@ class SweepResult:
     points: list[SweepPoint]
 
     @property
+    def ranked_by(self) -> str:
+        """``usd_per_run``, or ``capex_usd`` when no cloud is priced."""
+        return ranking(self.points)
+
+    @property
     def best(self) -> SweepPoint | None:
         """The cheapest point (per run) that fits and meets the deadline."""
         return next((p for p in self.points if p.cheapest), None)
@@ -89,16 +94,24 @@ def _points(loaded: LoadedSpec, gpu: str, gpus: int, grid: SweepGrid,
     if grid.clouds is None:
         costs = costs[:1]
     if not costs:
-        return [replace(base, note=base.note or f"no cloud offers {gpu}")]
+        why = (f"no priced cloud offers {gpu}" if variant.spec.provisioning.clouds
+               else "no cloud to price (provisioning.clouds is empty; try --cloud)")
+        return [replace(base, note=base.note or why)]
     return [replace(base, cloud=c.provider, instance=c.instance, usd_per_run=c.usd_per_run,
                     usd_per_hour=c.usd_per_hour) for c in costs]
 
 
+def ranking(points: list[SweepPoint]) -> str:
+    """What "cheapest" compares: $ per run when any point has a cloud price, else capex."""
+    return "usd_per_run" if any(p.usd_per_run is not None for p in points) else "capex_usd"
+
+
 def _mark_cheapest(points: list[SweepPoint]) -> list[SweepPoint]:
-    good = [p for p in points if p.meets_deadline and p.usd_per_run is not None]
+    key = ranking(points)
+    good = [p for p in points if p.meets_deadline and getattr(p, key) is not None]
     if not good:
         return points
-    best = min(good, key=lambda p: (p.usd_per_run or 0.0, p.gpus, p.gpu, p.cloud or ""))
+    best = min(good, key=lambda p: (getattr(p, key), p.gpus, p.gpu, p.cloud or ""))
     return [replace(p, cheapest=True) if p is best else p for p in points]
 
 

@@ -114,3 +114,15 @@ def test_html_has_both_charts_and_fetches_nothing() -> None:
     assert "<title id=\"sweep-cost-t\">$ per run against time</title>" in html
     assert not re.search(r'\b(?:src|href)="(?!#)', html)
     assert html.count("<tr>") == 1 + 4  # heading + 2 sizes x 2 GPU types
+
+
+def test_without_a_priced_cloud_the_cheapest_is_by_capex(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    spec = tmp_path / "nocloud.yaml"
+    spec.write_text("name: nocloud\nworkloads:\n  - {name: ft, kind: lora, model: llama2-7b, "
+                    "steps: 100}\nprovisioning: {clouds: []}\n", encoding="utf-8")
+    r = run_cli("sweep", str(spec), "--gpus", "8:16", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["cheapest_by"] == "capex_usd"
+    assert doc["cheapest"]["gpus"] == 8 and doc["cheapest"]["usd_per_run"] is None
+    assert all("provisioning.clouds is empty" in p["note"] for p in doc["points"])
