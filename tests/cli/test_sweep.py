@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -61,7 +62,7 @@ def test_inference_only_spec_is_refused() -> None:
     assert r.returncode == 2 and "only inference workloads" in r.stderr
 
 
-def test_spec_without_a_fixed_size_needs_gpus(tmp_path: pytest.TempPathFactory) -> None:
+def test_spec_without_a_fixed_size_needs_gpus() -> None:
     spec = load_checked("examples/llama2-70b-lora.yaml").spec
     free = spec.model_copy(update={"hardware": spec.hardware.model_copy(update={"gpus": None})})
     with pytest.raises(PodplanError) as err:
@@ -116,7 +117,7 @@ def test_html_has_both_charts_and_fetches_nothing() -> None:
     assert html.count("<tr>") == 1 + 4  # heading + 2 sizes x 2 GPU types
 
 
-def test_without_a_priced_cloud_the_cheapest_is_by_capex(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_without_a_priced_cloud_the_cheapest_is_by_capex(tmp_path: Path) -> None:
     spec = tmp_path / "nocloud.yaml"
     spec.write_text("name: nocloud\nworkloads:\n  - {name: ft, kind: lora, model: llama2-7b, "
                     "steps: 100}\nprovisioning: {clouds: []}\n", encoding="utf-8")
