@@ -35,21 +35,24 @@ def time_chart(result: SweepResult) -> Figure:
 
 def cost_chart(result: SweepResult) -> Figure:
     """$ per run against time, one marker per GPU type; the cheapest point on time labelled."""
+    costs = [p.usd_per_run for p in result.points if p.usd_per_run is not None]
+    scale, unit = (1e6, "million USD per run") if max(costs, default=0) >= 1e6 else (
+        1.0, "USD per run")
     series = [
-        Series(gpu, tuple((p.time_hours or 0.0, p.usd_per_run) for p in pts
+        Series(gpu, tuple((p.time_hours or 0.0, p.usd_per_run / scale) for p in pts
                           if p.usd_per_run is not None))
         for gpu, pts in _by_gpu(result).items()
     ]
     best = result.best
     marks = []
     if best and best.time_hours is not None and best.usd_per_run is not None:
-        marks.append((best.time_hours, best.usd_per_run,
+        marks.append((best.time_hours, best.usd_per_run / scale,
                       f"cheapest on time: {best.gpus:,} × {best.gpu}"))
     vline = (result.deadline_hours, "deadline") if result.deadline_hours else None
-    svg = scatter("sweep-cost", "$ per run against time", "wall-clock hours", "USD per run",
+    svg = scatter("sweep-cost", "$ per run against time", "wall-clock hours", unit,
                   [s for s in series if s.points], marks=marks, vline=vline)
-    return Figure(svg, "Cloud cost of one run against its time; left of the dashed line "
-                       "meets the deadline.")
+    where = "; left of the dashed line meets the deadline" if vline else ""
+    return Figure(svg, f"Cloud cost of one run against its time{where}.")
 
 
 def _table(result: SweepResult) -> Table:

@@ -11,7 +11,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from generator.emit.report.mpl import HATCHES, MARKERS, PALETTE, figure, to_svg
+from generator.emit.report.mpl import (
+    HATCHES,
+    MARKERS,
+    PALETTE,
+    Margins,
+    figure,
+    text_margin,
+    to_svg,
+)
 
 
 @dataclass(frozen=True)
@@ -27,8 +35,10 @@ def stacked_bars(key: str, title: str, unit: str, bars: Sequence[Stack]) -> str:
     names: list[str] = []
     for bar in bars:
         names += [n for n, _ in bar.segments if n not in names]
-    height = 0.9 + 0.42 * len(bars) + 0.22 * ((len(names) + 2) // 3)
-    with figure(7.2, height) as fig:
+    legend_rows = (len(names) + 2) // 3
+    height = 0.9 + 0.42 * len(bars) + 0.22 * legend_rows
+    margins = Margins(left=text_margin(b.label for b in bars), top=0.12 + 0.2 * legend_rows)
+    with figure(7.2, height, margins) as fig:
         ax = fig.add_subplot()
         labels = [b.label for b in reversed(bars)]
         for i, name in enumerate(names):
@@ -64,7 +74,8 @@ def labelled_bars(key: str, title: str, unit: str, items: Sequence[tuple[str, fl
                   fmt: str = "{:,.0f}") -> str:
     """Horizontal bars, largest first, each with its value written at its end."""
     ordered = sorted(items, key=lambda kv: (-kv[1], kv[0]))
-    with figure(7.2, 0.7 + 0.3 * len(ordered)) as fig:
+    margins = Margins(left=text_margin(k for k, _ in ordered))
+    with figure(7.2, 0.7 + 0.3 * len(ordered), margins) as fig:
         ax = fig.add_subplot()
         labels = [k for k, _ in reversed(ordered)]
         values = [v for _, v in reversed(ordered)]
@@ -92,15 +103,13 @@ def lines(key: str, title: str, xlabel: str, ylabel: str, series: Sequence[Serie
           hline: tuple[float, str] | None = None) -> str:
     """Lines with a distinct marker per series; ``marks`` annotate points, ``vline``/``hline``
     draw a limit."""
-    with figure(7.2, 3.4) as fig:
+    with figure(7.2, 3.4, Margins(left=0.75)) as fig:
         ax = fig.add_subplot()
         for i, s in enumerate(series):
             xs, ys = [p[0] for p in s.points], [p[1] for p in s.points]
             ax.plot(xs, ys, marker=MARKERS[i % len(MARKERS)], color=PALETTE[i % len(PALETTE)],
                     label=s.name, linewidth=1.5, markersize=5)
-        for k, (x, y, label) in enumerate(sorted(marks)):
-            ax.annotate(label, (x, y), xytext=(-70, 14 + 13 * k), textcoords="offset points",
-                        fontsize=8, arrowprops={"arrowstyle": "-", "linewidth": 0.6})
+        _annotate(ax, marks, [x for s in series for x, _ in s.points])
         if vline is not None:
             ax.axvline(vline[0], color="#555555", linestyle="--", linewidth=1)
             ax.annotate(vline[1], (vline[0], 1.0), xycoords=("data", "axes fraction"),
@@ -128,15 +137,13 @@ def scatter(key: str, title: str, xlabel: str, ylabel: str, series: Sequence[Ser
             marks: Sequence[tuple[float, float, str]] = (),
             vline: tuple[float, str] | None = None) -> str:
     """Points only (no lines), one marker shape per series."""
-    with figure(7.2, 3.4) as fig:
+    with figure(7.2, 3.4, Margins(left=0.75)) as fig:
         ax = fig.add_subplot()
         for i, s in enumerate(series):
             ax.scatter([p[0] for p in s.points], [p[1] for p in s.points],
                        marker=MARKERS[i % len(MARKERS)], color=PALETTE[i % len(PALETTE)],
                        label=s.name, s=28)
-        for x, y, label in marks:
-            ax.annotate(label, (x, y), xytext=(8, 10), textcoords="offset points", fontsize=8,
-                        arrowprops={"arrowstyle": "-", "linewidth": 0.6})
+        _annotate(ax, marks, [x for s in series for x, _ in s.points])
         if vline is not None:
             ax.axvline(vline[0], color="#555555", linestyle="--", linewidth=1)
             ax.annotate(vline[1], (vline[0], 1.0), xycoords=("data", "axes fraction"),
@@ -151,6 +158,16 @@ def scatter(key: str, title: str, xlabel: str, ylabel: str, series: Sequence[Ser
             for s in series
         )
         return to_svg(fig, key, title, f"{xlabel} against {ylabel}. {desc}")
+
+
+def _annotate(ax: Any, marks: Sequence[tuple[float, float, str]], xs: list[float]) -> None:
+    """Label points, the text on the side of the plot's middle so it is never cut off."""
+    middle = (min(xs) + max(xs)) / 2 if xs else 0.0
+    for k, (x, y, label) in enumerate(sorted(marks)):
+        right = x > middle
+        ax.annotate(label, (x, y), xytext=(-10 if right else 10, 12 + 13 * k),
+                    textcoords="offset points", fontsize=8, ha="right" if right else "left",
+                    arrowprops={"arrowstyle": "-", "linewidth": 0.6})
 
 
 def _plain_formatter() -> Any:
