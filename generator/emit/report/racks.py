@@ -86,7 +86,7 @@ def frames(plan: ClusterPlan) -> str:
         symbols += [_pdu_symbol(units, n) for n in sorted(pdus.get(units, ()))]
     heights = sorted({s.height_u for r in plan.racks for s in r.slots if s.height_u})
     symbols += [
-        f'<symbol id="u{h}"><rect x="{num(X0 + 1)}" y="0" width="{num(INNER_W - 2)}" '
+        f'<symbol id="u{h}"><rect x="{num(X0 + 1)}" y="0.5" width="{num(INNER_W - 2)}" '
         f'height="{num(h * U_PX - 1)}"/></symbol>'
         for h in heights
     ]
@@ -119,16 +119,16 @@ def _bar(y: float, used: float, limit: float, label: str) -> str:
     )
 
 
-def _device(slot_u: int, height: int, name: str, info: DeviceInfo | None, units: int) -> str:
+def _device(slot_u: int, height: int, name: str, info: DeviceInfo | None, units: int
+            ) -> tuple[str, str]:
+    """The device's shape and its label (the label's x comes from its group, to save bytes)."""
     y = TOP + (units - (slot_u + height - 1)) * U_PX
     cls = info.cls if info else "oth"
     label = esc(name)
     if info and height >= 2:
         label += f" · {esc(info.model.upper())}"
-    return (
-        f'<use class="d {cls}" href="#u{height}" y="{num(y + 0.5)}"/>'
-        f'<text x="{num(X0 + 4)}" y="{num(y + 7)}">{label}</text>'
-    )
+    return (f'<use class="d {cls}" href="#u{height}" y="{num(y)}"/>',
+            f'<text y="{num(y + 7)}">{label}</text>')
 
 
 def used_units(rack: Rack) -> int:
@@ -156,8 +156,11 @@ def draw_rack(rack: Rack, info: dict[str, DeviceInfo]) -> str:
             _bar(26, used, units, f"{used}/{units} U")]
     if pdus:
         body.append(f'<use href="#pdu-{units}-{pdus}"/>')
-    body += [_device(s.u, s.height_u, s.device, info.get(s.device), units)
-             for s in rack.slots if s.height_u]
+    devices = [_device(s.u, s.height_u, s.device, info.get(s.device), units)
+               for s in rack.slots if s.height_u]
+    body += [shape for shape, _ in devices]
+    body.append(f'<g transform="translate({num(X0 + 4)} 0)">'
+                f'{"".join(label for _, label in devices)}</g>')
     title = (
         f"Rack {rack.name}: {rack_contents(rack, info)}; {rack.power_kw:g} of "
         f"{rack.power_budget_kw:g} kW; {used} of {units} U used"
