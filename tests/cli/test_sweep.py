@@ -6,9 +6,12 @@ import csv
 import io
 import json
 import re
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from generator.catalog.load import default_catalog
 from generator.errors import PodplanError
@@ -127,3 +130,23 @@ def test_without_a_priced_cloud_the_cheapest_is_by_capex(tmp_path: Path) -> None
     assert doc["cheapest_by"] == "capex_usd"
     assert doc["cheapest"]["gpus"] == 8 and doc["cheapest"]["usd_per_run"] is None
     assert all("provisioning.clouds is empty" in p["note"] for p in doc["points"])
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.text(alphabet="0123456789:,-x _", max_size=14))
+def test_any_gpus_text_is_counts_or_a_located_error(text: str) -> None:
+    try:
+        counts = gpu_counts(text)
+    except PodplanError as err:
+        assert err.problems[0].path == "--gpus"
+        return
+    assert counts == tuple(sorted(set(counts))) and all(n > 0 for n in counts)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.integers(1, 4096), st.integers(1, 4096))
+def test_doubling_ranges_keep_both_ends(lo: int, hi: int) -> None:
+    lo, hi = min(lo, hi), max(lo, hi)
+    counts = gpu_counts(f"{lo}:{hi}")
+    assert counts[0] == lo and counts[-1] == hi
+    assert all(b == 2 * a for a, b in pairwise(counts[:-1]))
