@@ -272,7 +272,7 @@ def _bomb(levels: int, width: int) -> bytes:
     lines = ["name: bomb", "a0: &a0 [" + ", ".join(["lol"] * width) + "]"]
     for i in range(1, levels):
         lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]")
-    return ("\n".join(lines) + "\nworkloads: *a%d\n" % (levels - 1)).encode()
+    return ("\n".join(lines) + f"\nworkloads: *a{levels - 1}\n").encode()
 
 
 def _deep(depth: int, flow: bool) -> bytes:

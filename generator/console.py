@@ -90,8 +90,8 @@ def _internal(exc: BaseException, argv: Sequence[str]) -> int:
     if _debug_requested(argv):
         traceback.print_exception(exc, file=sys.stderr)
     error(f"error: internal error: {what}\n"
-          "  This is a bug in podplan; please report it with the spec that caused it.\n"
-          "  Rerun with --verbose (or PODPLAN_DEBUG=1) to see the traceback.")
+          "  This is a bug in podplan: please report it with the spec that caused it "
+          "(rerun with --verbose or PODPLAN_DEBUG=1 for the traceback).")
     return EXIT_INTERNAL
 
 

@@ -27,7 +27,9 @@ __all__ = [
     "format_path",
     "load_spec",
     "parse_yaml",
+    "read_text",
     "validate_data",
+    "yaml_problem",
 ]
 
 _MAX_PROBLEMS = 12
@@ -58,18 +60,18 @@ class LoadedSpec:
     lines: LoadedLines
 
 
-def _yaml_problem(exc: yaml.YAMLError, text: str) -> Problem:
+def yaml_problem(exc: yaml.YAMLError, text: str) -> Problem:
     """The parser's complaint, located: marks for syntax errors, positions for bad characters."""
     if isinstance(exc, yaml.reader.ReaderError):
-        line = text.count("\n", 0, exc.position) + 1
+        at = text.count("\n", 0, exc.position) + 1
         char = f"#x{exc.character:04x}" if isinstance(exc.character, int) else repr(exc.character)
-        return Problem(path="", message=f"character {char} is not allowed in YAML", line=line)
+        return Problem(path="", message=f"character {char} is not allowed in YAML", line=at)
     mark = getattr(exc, "problem_mark", None)
     line = mark.line + 1 if mark is not None else None
     problem = getattr(exc, "problem", None) or str(exc)
-    context = getattr(exc, "context", None)
-    if context and getattr(exc, "context_mark", None) is not None:
-        problem = f"{problem} ({context} on line {exc.context_mark.line + 1})"
+    context, context_mark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context and context_mark is not None:
+        problem = f"{problem} ({context} on line {context_mark.line + 1})"
     loc = getattr(exc, "loc", ())
     return Problem(path=format_path(loc), message=str(problem), line=line)
 
@@ -79,7 +81,7 @@ def parse_yaml(text: str, source: str) -> tuple[Any, dict[Loc, int]]:
     try:
         return safeyaml.load(text)
     except yaml.YAMLError as exc:
-        raise PodplanError("is not valid YAML", source, [_yaml_problem(exc, text)]) from None
+        raise PodplanError("is not valid YAML", source, [yaml_problem(exc, text)]) from None
 
 
 def _fail(source: str, found: list[Problem]) -> PodplanError:
@@ -122,21 +124,21 @@ def validate_data(data: Any, source: str, lines: dict[Loc, int]) -> Spec:
     return spec
 
 
-def read_text(path: str | Path) -> str:
-    """The spec file's text: UTF-8, at most ``MAX_SPEC_BYTES``, or a located error."""
+def read_text(path: str | Path, what: str = "spec file") -> str:
+    """The file's text: UTF-8, at most ``MAX_SPEC_BYTES``, or a located error."""
     source = str(path)
     try:
         with Path(path).open("rb") as f:
             raw = f.read(safeyaml.MAX_SPEC_BYTES + 1)
     except FileNotFoundError:
-        raise PodplanError("spec file not found", source) from None
+        raise PodplanError(f"{what} not found", source) from None
     except IsADirectoryError:
-        raise PodplanError("is a directory, not a spec file", source) from None
+        raise PodplanError(f"is a directory, not a {what}", source) from None
     except OSError as exc:
-        raise PodplanError(f"cannot read spec file ({exc.strerror or exc})", source) from None
+        raise PodplanError(f"cannot read {what} ({exc.strerror or exc})", source) from None
     if len(raw) > safeyaml.MAX_SPEC_BYTES:
         raise PodplanError(
-            f"spec file is larger than {safeyaml.MAX_SPEC_BYTES // 1024} KiB; a spec is a few "
+            f"{what} is larger than {safeyaml.MAX_SPEC_BYTES // 1024} KiB; it should be a few "
             "kilobytes", source)
     try:
         return raw.decode("utf-8-sig")

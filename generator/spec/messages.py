@@ -74,7 +74,8 @@ def show(value: Any) -> str:
         return ("-.inf" if value < 0 else ".inf") if math.isinf(value) else f"{value:g}"
     if isinstance(value, int):
         return limits.number(value)
-    words = {list: "a list", dict: "a mapping", bytes: "binary data", set: "a set"}
+    words: dict[type, str] = {list: "a list", dict: "a mapping", bytes: "binary data",
+                              set: "a set"}
     return words.get(type(value), f"a {type(value).__name__}")
 
 
@@ -139,12 +140,11 @@ def model_at(loc: Loc, data: Any, root: type[BaseModel]) -> type[BaseModel] | No
 def _value_at(loc: Loc, data: Any) -> Any:
     cur = data
     for part in loc:
-        if isinstance(cur, dict) and part in cur:
-            cur = cur[part]
-        elif isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur):
-            cur = cur[part]
-        else:
+        in_dict = isinstance(cur, dict) and part in cur
+        in_list = isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur)
+        if not (in_dict or in_list):
             return None
+        cur = cur[part]
     return cur
 
 

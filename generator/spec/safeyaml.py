@@ -45,7 +45,7 @@ class SpecYAMLError(yaml.MarkedYAMLError):
 class _Loader(yaml.SafeLoader):
     """SafeLoader that counts depth, aliases and expanded size while composing."""
 
-    yaml_implicit_resolvers = {
+    yaml_implicit_resolvers: dict[Any, list[Any]] = {  # noqa: RUF012 (PyYAML class table)
         first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
@@ -70,7 +70,7 @@ class _Loader(yaml.SafeLoader):
 
     def _compose(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
-            mark = self.peek_event().start_mark
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
             self._aliases += 1
             if self._aliases > MAX_ALIASES:
                 self._refuse(f"more than {MAX_ALIASES} aliases (*name)", mark)
@@ -80,7 +80,8 @@ class _Loader(yaml.SafeLoader):
             return node
         self._depth += 1
         if self._depth > MAX_DEPTH:
-            self._refuse(f"nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark)
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+            self._refuse(f"nested deeper than {MAX_DEPTH} levels", mark)
         try:
             node = super().compose_node(parent, index)
         finally:
