@@ -90,12 +90,14 @@ def run_case(case: Case, workdir: Path, limit_s: float = LIMIT_S) -> Outcome:
     argv = [str(spec) if a == SPEC_PATH else a.replace("{out}", str(out_dir))
             for a in case.argv]
     stdout, stderr = io.StringIO(), io.StringIO()
-    code: int | None = None
+    code: int | None = 0  # a console script that returns exits 0
     start = time.perf_counter()
+    saved_argv = sys.argv
+    sys.argv = ["podplan", *argv]  # as the console script is invoked
     try:
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr), \
                 time_limit(limit_s):
-            main(argv)
+            main()
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else 1
     except CaseTimeout:
@@ -104,6 +106,8 @@ def run_case(case: Case, workdir: Path, limit_s: float = LIMIT_S) -> Outcome:
     except Exception as exc:  # escaped main(): a bug by definition
         return Outcome("traceback", None, time.perf_counter() - start, stdout.getvalue(),
                        f"{type(exc).__name__}: {exc}")
+    finally:
+        sys.argv = saved_argv
     seconds = time.perf_counter() - start
     err = stderr.getvalue()
     return Outcome(_classify(code, err), code, seconds, stdout.getvalue(), err)

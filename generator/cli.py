@@ -130,7 +130,7 @@ def plan(spec: str, out_dir: Path, dry_run: bool) -> None:
     out = pipeline.outputs(pipeline.load_checked(spec))
     if dry_run:
         for f in out.files:
-            console.info(f"would write {out_dir / f.path} ({len(f.content)} bytes)")
+            click.echo(f"would write {out_dir / f.path} ({len(f.content)} bytes)")
         return
     try:
         files = merge_with_existing(out_dir, out.files)

@@ -38,12 +38,14 @@ _RANGE_ERRORS = {
     "greater_than_equal": "at least {ge}",
     "less_than": "less than {lt}",
     "less_than_equal": "at most {le}",
-    "too_short": "",
-    "too_long": "",
     "string_too_short": "at least {min_length} character(s) long",
     "string_too_long": "at most {max_length} characters long",
 }
-_OWN_MESSAGE = {"value_error", "assertion_error"}
+_LENGTH_ERRORS = {"too_short", "too_long"}
+_OWN_MESSAGE = {"value_error", "assertion_error", "missing", "string_pattern_mismatch",
+                *_RANGE_ERRORS, *_LENGTH_ERRORS}
+"""Error types that say something of their own; any other is a type mismatch, told as
+'must be <what the field takes>, not <what was given>'."""
 
 
 def format_path(loc: Loc) -> str:
@@ -284,8 +286,7 @@ def _field_problem(
     name = str(loc[-1]) if loc else ""
     allowed = describe(tp, owner, name, info) if tp is not None else None
     path = format_path(loc)
-    own = [e for e in errors if e["type"] in _OWN_MESSAGE or e["type"] in _RANGE_ERRORS
-           or e["type"] == "missing" or e["type"] == "string_pattern_mismatch"]
+    own = [e for e in errors if e["type"] in _OWN_MESSAGE]
     if own:
         return [_own_problem(path, e, line, allowed) for e in own]
     value = errors[0].get("input")
@@ -309,7 +310,7 @@ def _own_problem(path: str, err: dict[str, Any], line: int | None, allowed: str 
     if kind == "string_pattern_mismatch":
         return Problem(path=path, message=f"{show(err.get('input'))} has characters not allowed",
                        line=line, allowed=_pattern_words(str(err["ctx"]["pattern"])))
-    if kind in ("too_short", "too_long"):
+    if kind in _LENGTH_ERRORS:
         ctx = err.get("ctx") or {}
         n = ctx.get("min_length") if kind == "too_short" else ctx.get("max_length")
         side = "at least" if kind == "too_short" else "at most"
