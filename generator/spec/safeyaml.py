@@ -54,6 +54,7 @@ class _Loader(yaml.SafeLoader):
         super().__init__(text)
         self._depth = 0
         self._aliases = 0
+        self._total = 0
         self._weight: dict[int, int] = {}
         self._loc: list[str | int] = []
         self.where: dict[int, Loc] = {}
@@ -77,7 +78,9 @@ class _Loader(yaml.SafeLoader):
             node = super().compose_node(parent, index)
             if id(node) not in self._weight:
                 self._refuse("an alias may not point at a block that contains it", mark)
+            self._count(self._weight[id(node)], mark)
             return node
+        self._count(1, self.peek_event().start_mark)  # type: ignore[no-untyped-call]
         self._depth += 1
         if self._depth > MAX_DEPTH:
             mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
@@ -89,20 +92,22 @@ class _Loader(yaml.SafeLoader):
         self._weigh(node)
         return node
 
+    def _count(self, values: int, mark: Any) -> None:
+        """Running total of the document's values, aliases counted as what they repeat."""
+        self._total += values
+        if self._total > MAX_VALUES:
+            self._refuse(f"has more than {MAX_VALUES:,} values, counting what aliases repeat",
+                         mark)
+
     def _weigh(self, node: Any) -> None:
+        """Remember how many values ``node`` stands for, so an alias to it counts them all."""
         if isinstance(node, yaml.MappingNode):
             parts = [n for pair in node.value for n in pair]
         elif isinstance(node, yaml.SequenceNode):
             parts = node.value
         else:
             parts = []
-        weight = 1 + sum(self._weight.get(id(p), 1) for p in parts)
-        if weight > MAX_VALUES:
-            self._refuse(
-                f"expands to more than {MAX_VALUES:,} values (aliases repeat what they point at)",
-                node.start_mark,
-            )
-        self._weight[id(node)] = weight
+        self._weight[id(node)] = 1 + sum(self._weight.get(id(p), 1) for p in parts)
 
     def compose_mapping_node(self, anchor: Any) -> Any:
         node = super().compose_mapping_node(anchor)
