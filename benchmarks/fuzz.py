@@ -7,6 +7,10 @@ bug), ``traceback`` (one leaked), ``bad-exit`` (any other code or an error witho
 ``error:``) and ``hang`` (over the limit). Failing specs are saved under ``--save`` with the
 command line and output, one directory each, so they can be replayed.
 
+The limit is on CPU time (user + system), so a machine shared with other work does not turn
+a slow moment into a "hang"; a wall-clock backstop of six times the limit catches a run that
+blocks without computing.
+
 ``--seed`` makes a campaign repeatable; ``--worst`` times the largest specs the limits accept.
 """
 
@@ -42,8 +46,10 @@ class Outcome:
     kind: str
     code: int | None
     seconds: float
+    """CPU seconds (user + system) the case took."""
     stdout: str
     stderr: str
+    wall: float = 0.0
 
     @property
     def failed(self) -> bool:
@@ -56,18 +62,22 @@ class Outcome:
 
 
 @contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Interrupt the block after ``seconds`` (main thread only, POSIX)."""
+def time_limit(cpu_seconds: float) -> Iterator[None]:
+    """Interrupt the block after ``cpu_seconds`` of CPU time, or six times that of wall time
+    (main thread only, POSIX)."""
     def _alarm(signum: int, frame: object) -> None:
         raise CaseTimeout
 
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    old = {sig: signal.signal(sig, _alarm) for sig in (signal.SIGPROF, signal.SIGALRM)}
+    signal.setitimer(signal.ITIMER_PROF, cpu_seconds)
+    signal.setitimer(signal.ITIMER_REAL, 6 * cpu_seconds)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
 
 def _classify(code: int | None, stderr: str) -> str:
@@ -91,7 +101,7 @@ def run_case(case: Case, workdir: Path, limit_s: float = LIMIT_S) -> Outcome:
             for a in case.argv]
     stdout, stderr = io.StringIO(), io.StringIO()
     code: int | None = 0  # a console script that returns exits 0
-    start = time.perf_counter()
+    start, wall = time.process_time(), time.perf_counter()
     saved_argv = sys.argv
     sys.argv = ["podplan", *argv]  # as the console script is invoked
     try:
@@ -101,16 +111,17 @@ def run_case(case: Case, workdir: Path, limit_s: float = LIMIT_S) -> Outcome:
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else 1
     except CaseTimeout:
-        return Outcome("hang", None, time.perf_counter() - start, stdout.getvalue(),
-                       stderr.getvalue())
+        return Outcome("hang", None, time.process_time() - start, stdout.getvalue(),
+                       stderr.getvalue(), time.perf_counter() - wall)
     except Exception as exc:  # escaped main(): a bug by definition
-        return Outcome("traceback", None, time.perf_counter() - start, stdout.getvalue(),
+        return Outcome("traceback", None, time.process_time() - start, stdout.getvalue(),
                        f"{type(exc).__name__}: {exc}")
     finally:
         sys.argv = saved_argv
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     err = stderr.getvalue()
-    return Outcome(_classify(code, err), code, seconds, stdout.getvalue(), err)
+    return Outcome(_classify(code, err), code, seconds, stdout.getvalue(), err,
+                   time.perf_counter() - wall)
 
 
 def _save(root: Path, n: int, case: Case, outcome: Outcome) -> None:
@@ -129,12 +140,14 @@ class Tally:
     by_origin: Counter[tuple[str, str]]
     seconds: list[float]
     failures: Counter[str]
+    max_wall: float = 0.0
     slowest: tuple[float, str] = (0.0, "")
 
     def add(self, case: Case, outcome: Outcome) -> None:
         self.outcomes[outcome.kind] += 1
         self.by_origin[(case.origin, outcome.kind)] += 1
         self.seconds.append(outcome.seconds)
+        self.max_wall = max(self.max_wall, outcome.wall)
         if outcome.failed:
             self.failures[f"{outcome.kind}: {outcome.first_error}"] += 1
         if outcome.seconds > self.slowest[0]:
@@ -182,8 +195,9 @@ def report(tally: Tally, wall: float) -> str:
         bad = sum(tally.by_origin[(o, k)] for k in FAILURES)
         lines.append(f"{o:<16}{ok:>12,}{user:>12,}{bad:>12,}")
     s = sorted(tally.seconds) or [0.0]
-    lines += ["", f"run time per case: median {statistics.median(s):.3f} s, "
-              f"p99 {s[int(0.99 * (len(s) - 1))]:.3f} s, max {s[-1]:.2f} s ({tally.slowest[1]})"]
+    lines += ["", f"CPU time per case: median {statistics.median(s):.3f} s, "
+              f"p99 {s[int(0.99 * (len(s) - 1))]:.3f} s, max {s[-1]:.2f} s ({tally.slowest[1]}); "
+              f"longest wall time {tally.max_wall:.2f} s"]
     if tally.failures:
         lines += ["", "distinct failures:"]
         lines += [f"  {c:>5} x {what}" for what, c in tally.failures.most_common(30)]

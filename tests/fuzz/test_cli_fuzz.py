@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from benchmarks.fuzz import LIMIT_S, run_case
 from benchmarks.fuzz_cases import Case, cases
 
-EXAMPLES_BUDGET = 250
+EXAMPLES_BUDGET = 600
 
 
 @settings(max_examples=EXAMPLES_BUDGET, deadline=None, derandomize=True, database=None,
