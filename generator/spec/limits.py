@@ -60,6 +60,7 @@ def _b(low: float, high: float, why: str) -> Bound:
 BOUNDS: dict[tuple[str, str], Bound] = {
     ("Hardware", "gpus"): _b(1, MAX_GPUS, "the largest cluster podplan sizes"),
     ("Hardware", "hot_spares"): _b(0, MAX_SPARES, "12.5 % of the largest cluster"),
+    ("Hardware", "login_nodes"): _b(0, 8, "login nodes beyond 8 are a service of their own"),
     ("FabricSpec", "growth_nodes"): _b(0, MAX_GROWTH, "the fabric may at most double"),
     ("TrainingWorkload", "sequence_length"): _b(
         1, 1_048_576, "1M tokens: 8x the longest context trained by catalog models"
@@ -101,10 +102,13 @@ BOUNDS: dict[tuple[str, str], Bound] = {
     ("Storage", "checkpoint_write_seconds"): _b(1, 86_400, "one second to one day"),
     ("Facility", "rack_power_kw"): _b(1, 1000, "1 kW to 1 MW per rack"),
     ("Facility", "power_usd_per_kwh"): _b(0, 100, "USD per kWh"),
+    ("Facility", "rack_units"): _b(10, 58, "usable U of real racks"),
+    ("Facility", "pue"): _b(1.0, 3.0, "from a perfect facility to a very poor one"),
 }
 """(model class name, field name) -> bound. The model's own constraints still apply."""
 
 MAX_TEXT = {
+    ("Spec", "name"): 40,
     ("TrainingWorkload", "name"): 63,
     ("InferenceWorkload", "name"): 63,
     ("InlineArchitecture", "name"): 100,
