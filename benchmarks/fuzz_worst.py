@@ -8,6 +8,8 @@ CI machine.
 
 from __future__ import annotations
 
+import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -67,11 +69,17 @@ WORST: dict[str, str] = {
 }
 
 
-def _time(args: list[str]) -> tuple[float, int, str]:
-    start = time.perf_counter()
+def _cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _time(args: list[str]) -> tuple[float, float, int, str]:
+    """(wall s, CPU s, exit code, last stderr line) of one ``podplan`` run."""
+    start, cpu = time.perf_counter(), _cpu()
     done = subprocess.run(args, capture_output=True, text=True, check=False, timeout=120)
     last = (done.stderr.strip().splitlines() or [""])[-1]
-    return time.perf_counter() - start, done.returncode, last
+    return time.perf_counter() - start, _cpu() - cpu, done.returncode, last
 
 
 def main() -> int:
@@ -81,16 +89,19 @@ def main() -> int:
         for label, text in WORST.items():
             spec = Path(tmp) / "spec.yaml"
             spec.write_text(text, encoding="utf-8")
-            size_s, size_rc, size_err = _time([*podplan, "size", str(spec)])
-            plan_s, plan_rc, plan_err = _time([*podplan, "-q", "plan", str(spec),
-                                               "--out", str(Path(tmp) / "out")])
+            size_s, size_cpu, size_rc, size_err = _time([*podplan, "size", str(spec)])
+            plan_s, plan_cpu, plan_rc, plan_err = _time(
+                [*podplan, "-q", "plan", str(spec), "--out", str(Path(tmp) / "out")])
             worst = max(worst, size_s, plan_s)
             note = size_err if size_rc else plan_err if plan_rc else ""
-            rows.append(f"{label:<38}{size_s:>7.2f} s{size_rc:>4}{plan_s:>8.2f} s{plan_rc:>4}"
-                        f"  {note[:60]}")
-    print(f"{'spec at the limit':<38}{'size':>9}{'rc':>4}{'plan':>10}{'rc':>4}")
+            rows.append(f"{label:<38}{size_s:>6.2f} {size_cpu:>6.2f}{size_rc:>4}"
+                        f"{plan_s:>8.2f} {plan_cpu:>6.2f}{plan_rc:>4}  {note[:50]}")
+    print(f"{'spec at the limit':<38}{'size: wall':>11}{'cpu':>5}{'rc':>4}"
+          f"{'plan: wall':>11}{'cpu':>5}{'rc':>4}")
     print("\n".join(rows))
-    print(f"\nslowest: {worst:.2f} s (target < {TARGET_S:.0f} s)")
+    load = os.getloadavg()[0]
+    print(f"\nslowest: {worst:.2f} s wall (target < {TARGET_S:.0f} s); load average {load:.1f} "
+          "(wall time on a shared machine includes waiting for the CPU)")
     return 0 if worst < TARGET_S else 1
 
 
