@@ -8,7 +8,8 @@ merged by item id: a listed id replaces the listed fields of the built-in entry 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,9 @@ from pydantic import ValidationError
 from generator.catalog.load import Catalog
 from generator.errors import PodplanError, Problem
 from generator.plan.catalog_models import OpticModel, PriceItem
+from generator.spec import safeyaml
+from generator.spec.load import LoadedLines, read_text, yaml_problem
+from generator.spec.messages import problems as retell
 
 FAMILY = "prices"
 
@@ -51,10 +55,8 @@ class PriceBook:
         return "catalog prices.yaml"
 
 
-def _read_override(path: Path) -> dict[str, Any]:
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+def _read_override(path: Path) -> tuple[dict[str, Any], LoadedLines]:
+    if not path.is_file():
         raise PodplanError(
             "price book not found",
             str(path),
@@ -65,15 +67,14 @@ def _read_override(path: Path) -> dict[str, Any]:
                     allowed="a YAML file path, relative to the spec file",
                 )
             ],
-        ) from None
+        )
+    text = read_text(path, "price book")  # the spec's hardened reader: size, UTF-8, aliases
+    try:
+        doc, lines = safeyaml.load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise PodplanError(
-            "price book is not valid YAML",
-            str(path),
-            [Problem(path="prices", message=str(getattr(exc, "problem", exc)), line=line)],
-        ) from None
+        problem = yaml_problem(exc, text)
+        problem = problem if problem.path else replace(problem, path="prices")
+        raise PodplanError("price book is not valid YAML", str(path), [problem]) from None
     items = doc.get("items") if isinstance(doc, dict) else None
     if not isinstance(items, dict) or not all(isinstance(v, dict) for v in items.values()):
         raise PodplanError(
@@ -87,7 +88,11 @@ def _read_override(path: Path) -> dict[str, Any]:
                 )
             ],
         )
-    return items
+    return items, LoadedLines(lines)
+
+
+def _line_in_item(lines: LoadedLines, item_id: str, loc: tuple[str | int, ...]) -> int | None:
+    return lines.line_of(("items", item_id, *loc))
 
 
 def load_price_book(catalog: Catalog, override: Path | None) -> PriceBook:
@@ -95,19 +100,22 @@ def load_price_book(catalog: Catalog, override: Path | None) -> PriceBook:
     base = catalog.raw(FAMILY)["items"]
     merged: dict[str, dict[str, Any]] = {k: dict(v or {}) for k, v in base.items()}
     changed: set[str] = set()
+    lines = LoadedLines({})
     if override is not None:
-        for item_id, fields in _read_override(override).items():
+        given, lines = _read_override(override)
+        for item_id, fields in given.items():
             merged[str(item_id)] = {**merged.get(str(item_id), {}), **fields}
             changed.add(str(item_id))
     items: dict[str, PriceItem] = {}
     problems: list[Problem] = []
     for item_id, fields in sorted(merged.items()):
+        data = {"id": item_id, **fields}
         try:
-            items[item_id] = PriceItem.model_validate({"id": item_id, **fields})
+            items[item_id] = PriceItem.model_validate(data)
         except ValidationError as exc:
-            for e in exc.errors():
-                loc = ".".join(str(x) for x in (item_id, *e["loc"]))
-                problems.append(Problem(path=f"items.{loc}", message=e["msg"]))
+            found = retell([dict(e) for e in exc.errors()], data, PriceItem,
+                           partial(_line_in_item, lines, item_id))
+            problems += [replace(p, path=f"items.{item_id}.{p.path}".rstrip(".")) for p in found]
     if problems:
         where = str(override) if override is not None else "prices.yaml"
         raise PodplanError("price book does not validate", where, problems)

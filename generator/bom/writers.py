@@ -1,8 +1,9 @@
 """BOM writers: a fixed-width table (``podplan bom``), CSV, JSON and Markdown.
 
 Writers only serialize the ``BillOfMaterials``; every figure is decided in ``bom.build``.
-Each format starts with the provenance header (CSV: ``#`` lines, Markdown: an HTML comment,
-JSON: ``generated_by``/``regenerate`` keys).
+Each format carries the provenance: Markdown and the table in a header, JSON in
+``generated_by``/``regenerate`` keys, CSV in two last columns of the same names, so the file
+stays plain CSV (its first line is the column names) for ``csv.DictReader`` and spreadsheets.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 from typing import Any
 
 from generator.bom.models import BillOfMaterials, BomLine
-from generator.render.files import commented_header, header_lines, regenerate_command
+from generator.render.files import header_lines, regenerate_command
 
 CSV_COLUMNS = [
     "category",
@@ -26,6 +27,8 @@ CSV_COLUMNS = [
     "estimate",
     "source",
     "note",
+    "generated_by",
+    "regenerate",
 ]
 PRICE_WARNING = (
     "Prices are rough estimates or street quotes, not Dell/NVIDIA list prices: re-quote "
@@ -76,17 +79,25 @@ def to_json(bom: BillOfMaterials) -> str:
     return json.dumps({**head, **_sorted(doc)}, indent=2, ensure_ascii=False) + "\n"
 
 
+def _cell(value: Any) -> Any:
+    """CSV cell: empty for None, ``true``/``false`` for booleans (as the total row)."""
+    if value is None:
+        return ""
+    return str(value).lower() if isinstance(value, bool) else value
+
+
 def to_csv(bom: BillOfMaterials) -> str:
+    """Plain CSV: the column names, one row per line, a ``total`` row; provenance columns."""
     buf = io.StringIO()
-    buf.write(commented_header(bom.spec_file))
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
+    w = csv.DictWriter(buf, CSV_COLUMNS, lineterminator="\n", extrasaction="ignore")
+    w.writeheader()
+    made = {"generated_by": f"podplan from {bom.spec_file}",
+            "regenerate": regenerate_command(bom.spec_file)}
     for line in bom.lines:
         d = _line_dict(line)
-        w.writerow(["" if d[c] is None else d[c] for c in CSV_COLUMNS])
-    w.writerow(
-        ["total", "capex", "", "", "", "", f"{bom.capex_usd:.2f}", "true", bom.price_book, ""]
-    )
+        w.writerow({**{c: _cell(d.get(c)) for c in CSV_COLUMNS}, **made})
+    w.writerow({"category": "total", "part": "capex", "extended_usd": f"{bom.capex_usd:.2f}",
+                "estimate": "true", "source": bom.price_book, **made})
     return buf.getvalue()
 
 
