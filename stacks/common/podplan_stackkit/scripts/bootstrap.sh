@@ -54,7 +54,7 @@ finish() {
     rm -rf "$SECRETS"
     release_policy
     if ((rc == 0)); then
-        STEP=done
+        STEP="done"
         write_status ok
         say "node $NODE is up as $PODPLAN_ROLE"
     else
