@@ -5,10 +5,10 @@ Thin entry point: read the validated config, compose the components, export the 
 
 import pulumi
 from podplan_aws import config
+from podplan_aws.boot import cluster_boot
 from podplan_aws.filesystem import SharedFilesystem, SharedFilesystemArgs
 from podplan_aws.gpu_nodes import GpuNodeGroup, GpuNodeGroupArgs
 from podplan_aws.head import HeadNode, HeadNodeArgs
-from podplan_aws.boot import cluster_boot
 from podplan_aws.munge import MungeKey, MungeKeyArgs
 from podplan_aws.network import Network, NetworkArgs
 from podplan_stackkit.bootstrap import SharedMount, compute_user_data, head_user_data

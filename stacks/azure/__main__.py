@@ -5,10 +5,10 @@ Thin entry point: read the validated config, compose the components, export the 
 
 import pulumi
 from podplan_azure import config
+from podplan_azure.boot import cluster_boot
 from podplan_azure.filesystem import SharedFilesystem, SharedFilesystemArgs
 from podplan_azure.gpu_nodes import GpuNodeGroup, GpuNodeGroupArgs
 from podplan_azure.head import HeadNode, HeadNodeArgs
-from podplan_azure.boot import cluster_boot
 from podplan_azure.munge import MungeKey, MungeKeyArgs
 from podplan_azure.network import Network, NetworkArgs
 from podplan_stackkit.bootstrap import SharedMount, compute_user_data, head_user_data

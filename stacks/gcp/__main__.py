@@ -5,11 +5,11 @@ Thin entry point: read the validated config, compose the components, export the 
 
 import pulumi
 from podplan_gcp import config
+from podplan_gcp.boot import cluster_boot
 from podplan_gcp.filesystem import SharedFilesystem, SharedFilesystemArgs
 from podplan_gcp.gpu_networks import GpuNetworks, GpuNetworksArgs
 from podplan_gcp.gpu_nodes import GpuNodeGroup, GpuNodeGroupArgs
 from podplan_gcp.head import HeadNode, HeadNodeArgs
-from podplan_gcp.boot import cluster_boot
 from podplan_gcp.munge import MungeKey, MungeKeyArgs
 from podplan_gcp.network import Network, NetworkArgs
 from podplan_stackkit.bootstrap import SharedMount, compute_user_data, head_user_data

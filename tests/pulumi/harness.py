@@ -122,7 +122,10 @@ class RecordingMocks(pulumi.runtime.Mocks):
         if args.typ.startswith("azure-native:compute:VirtualMachine") and "identity" in outputs:
             # The API answers user-assigned identities as a map keyed by id, not the list sent.
             ids = outputs["identity"].get("userAssignedIdentities") or []
-            outputs["identity"] = {**outputs["identity"], "userAssignedIdentities": dict.fromkeys(ids, {})}
+            outputs["identity"] = {
+                **outputs["identity"],
+                "userAssignedIdentities": {key: {} for key in ids},
+            }
         if args.typ == "aws:ec2/instance:Instance" and "privateIp" not in outputs:
             outputs["privateIp"] = f"10.0.16.{len(self.resources) % 250 + 1}"
         return f"{args.name}-id", outputs

@@ -44,7 +44,9 @@ def seam(cloud: str) -> Path:
     return STACKS / cloud / f"podplan_{cloud}" / "seams" / "fabric-devices.sh"
 
 
-def run(cloud: str, root: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    cloud: str, root: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["bash", str(seam(cloud))],
         env={"PATH": f"{root}/bin:{os.environ['PATH']}", "PODPLAN_ROOT": str(root), **(env or {})},

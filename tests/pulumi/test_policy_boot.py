@@ -66,7 +66,11 @@ def p5(text: str) -> dict[str, Any]:
 
 def a3(text: str, nic: str = "GVNIC") -> dict[str, Any]:
     nics = [{"subnetwork": f"s{i}", "nicType": nic} for i in range(9)]
-    return {"machineType": "a3-megagpu-8g", "metadata": {"user-data": text}, "networkInterfaces": nics}
+    return {
+        "machineType": "a3-megagpu-8g",
+        "metadata": {"user-data": text},
+        "networkInterfaces": nics,
+    }
 
 
 def nd(text: str) -> dict[str, Any]:

@@ -82,9 +82,7 @@ class MungeKey(pulumi.ComponentResource):
         )
         self.secret_arn = secret.arn
         self.instance_profile_arn = profile.arn
-        self.register_outputs(
-            {"secret_arn": secret.arn, "instance_profile_arn": profile.arn}
-        )
+        self.register_outputs({"secret_arn": secret.arn, "instance_profile_arn": profile.arn})
 
 
 def _read_policy(secret_arn: str, kms_key_id: str | None) -> str:

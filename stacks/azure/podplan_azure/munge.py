@@ -44,7 +44,9 @@ class MungeKey(pulumi.ComponentResource):
     ) -> None:
         super().__init__("podplan:azure:MungeKey", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        client = authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        client = authorization.get_client_config_output(
+            opts=pulumi.InvokeOutputOptions(parent=self)
+        )
         key = random.RandomBytes(f"{name}-bytes", length=MUNGE_KEY_BYTES, opts=child)
         suffix = random.RandomString(
             f"{name}-suffix", length=6, special=False, upper=False, opts=child
@@ -89,8 +91,10 @@ class MungeKey(pulumi.ComponentResource):
             principal_id=identity.principal_id,
             principal_type=authorization.PrincipalType.SERVICE_PRINCIPAL,
             role_definition_id=client.subscription_id.apply(
-                lambda sub: f"/subscriptions/{sub}/providers/Microsoft.Authorization"
-                f"/roleDefinitions/{SECRETS_USER_ROLE}"
+                lambda sub: (
+                    f"/subscriptions/{sub}/providers/Microsoft.Authorization"
+                    f"/roleDefinitions/{SECRETS_USER_ROLE}"
+                )
             ),
             scope=secret.id,
             opts=child,

@@ -9,6 +9,7 @@ from pulumi_azure_native import compute
 
 from podplan_azure.config import ImageRef
 
+
 def custom_data(user_data: pulumi.Input[str]) -> pulumi.Output[str]:
     """cloud-init user data, base64-encoded as Azure's customData wants it."""
     return pulumi.Output.from_input(user_data).apply(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
+
 def boot_disk(
     image: str, size_gib: int, disk_type: str, kms_key: str | None, labels: dict[str, str]
 ) -> gcp.compute.InstanceBootDiskArgs:

@@ -64,9 +64,7 @@ class MungeKey(pulumi.ComponentResource):
         )
         self.secret_name = secret.id
         self.service_account_email = account.email
-        self.register_outputs(
-            {"secret_name": secret.id, "service_account_email": account.email}
-        )
+        self.register_outputs({"secret_name": secret.id, "service_account_email": account.email})
 
 
 def _account_id(cluster: str) -> str:

@@ -47,5 +47,3 @@ def _map(value: object) -> Mapping[str, Any]:
 def _truthy(value: object) -> bool:
     """A boolean input, which AWS launch templates carry as the string "true"."""
     return value is True or (isinstance(value, str) and value.lower() == "true")
-
-

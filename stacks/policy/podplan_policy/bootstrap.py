@@ -62,7 +62,11 @@ def user_data(resource_type: str, props: Mapping[str, Any]) -> str | None:
         raw = props.get("userData") or props.get("userDataBase64")
     elif resource_type == GCP_INSTANCE:
         meta = _map(props.get("metadata"))
-        raw = meta.get("user-data") or meta.get("startup-script") or props.get("metadataStartupScript")
+        raw = (
+            meta.get("user-data")
+            or meta.get("startup-script")
+            or props.get("metadataStartupScript")
+        )
     elif resource_type in (AZURE_VM, AZURE_VMSS):
         profile = props if resource_type == AZURE_VM else _map(props.get("virtualMachineProfile"))
         raw = _map(profile.get("osProfile")).get("customData") or profile.get("userData")

@@ -36,6 +36,7 @@ from podplan_policy.base import (
 )
 from podplan_policy.bootstrap import gpu_fabric_complete, secrets_not_in_user_data
 
+
 def _is_world(cidr: object) -> bool:
     if not isinstance(cidr, str):
         return False

@@ -1,0 +1,328 @@
+"""End to end: the user data the Pulumi programs render forms a working Slurm cluster.
+
+For each cloud, ``podplan plan tests/cloudlab/cloudlab.yaml`` writes the stack configuration
+(head + 2 GPU nodes); the real stack program runs under Pulumi mocks with it (address ranges
+moved into the lab's link-local network) and renders the head's and the GPU nodes' user data
+and the munge key it puts into the cloud's secret store. ``tests/cloudlab/cloudlab.sh`` boots
+one systemd-nspawn container per instance with Debian's cloud-init and the NoCloud datasource
+fed exactly that user data; the lab's vendor data swaps the cloud-specific seams (node name,
+secret store, Lustre client, fabric) for stand-ins. Then, for real:
+
+1. cloud-init finishes without error and every node's bootstrap reports ok;
+2. the head's slurmctld sees both GPU nodes (dynamic, Gres=gpu:8, the instance type as
+   feature) and a 2-node job runs with the fabric's NCCL environment and the shared mount;
+3. every node runs with the key from the secret store, and that key is in no log, no
+   cloud-init file and no user data;
+4. (AWS run) a node whose identity may not read the secret, and a node with one fabric device
+   down, both fail loudly (cloud-init error, bootstrap status failed at the right step) and
+   never start slurmd.
+
+Needs root, systemd-nspawn, debootstrap and dpkg-scanpackages; skips elsewhere, fails under
+``CI=true``. Only one lab may run at a time: run it under ``flock /var/lock/podplan-lab.lock``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cloudlab.render import (
+    GPU_ADDRESSES,
+    HEAD_ADDRESS,
+    LabHost,
+    Rendered,
+    render,
+    write_seeds,
+)
+from tests.pulumi.harness import load_stack_config
+from tests.tooling import unavailable
+
+pytestmark = [pytest.mark.e2e, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+
+REPO = Path(__file__).resolve().parents[2]
+LAB = REPO / "tests" / "cloudlab" / "cloudlab.sh"
+SPEC = "tests/cloudlab/cloudlab.yaml"
+CLOUD_INIT_TIMEOUT = 420
+FABRIC = {"aws": ("rdmap{}s0", "ACTIVE"), "gcp": ("ens{}", "up"), "azure": ("mlx5_ib{}", "ACTIVE")}
+JOB_ENV = {
+    "aws": "FI_PROVIDER",
+    "gcp": "NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY",
+    "azure": "NCCL_TOPO_FILE",
+}
+SEAMS_HEAD = ["munge-key", "node-name", "shared-fs"]
+SEAMS_GPU = ["fabric-devices", "fabric-setup", "munge-key", "node-name", "shared-fs"]
+
+
+def _preflight() -> None:
+    if os.geteuid() != 0:
+        unavailable("the cloud-init lab needs root")
+    tools = ("systemd-nspawn", "debootstrap", "dpkg-scanpackages", "ip", "nsenter")
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        unavailable(f"the cloud-init lab cannot run here: missing {', '.join(missing)}")
+
+
+def _lab(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(LAB), *args],
+        cwd=REPO,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+class Lab:
+    """The running lab: commands inside hosts, wall times of each phase."""
+
+    def __init__(self, logs: Path) -> None:
+        self.logs = logs
+        self.times: dict[str, float] = {}
+
+    def timed(self, label: str, *args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
+        start = time.monotonic()
+        r = _lab(*args, timeout=timeout)
+        self.times[label] = self.times.get(label, 0.0) + time.monotonic() - start
+        (self.logs / f"{label.replace(' ', '-')}.log").write_text(r.stdout + r.stderr)
+        return r
+
+    def run(self, host: str, command: str, timeout: int = 120) -> subprocess.CompletedProcess[str]:
+        return _lab("exec", host, "bash", "-c", command, timeout=timeout)
+
+    def ok(self, host: str, command: str, timeout: int = 120) -> str:
+        r = self.run(host, command, timeout)
+        assert r.returncode == 0, (
+            f"{host}: {command!r} failed ({r.returncode}):\n{r.stdout}{r.stderr}"
+        )
+        return r.stdout
+
+    def status(self, host: str) -> dict[str, str]:
+        text = self.ok(host, "cat /var/lib/podplan/bootstrap.status")
+        return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
+@pytest.fixture(scope="module")
+def plan_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    _preflight()
+    out = tmp_path_factory.mktemp("cloudlab-plan")
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from generator.cli import main; sys.exit(main())",
+            "plan",
+            SPEC,
+            "--out",
+            str(out),
+        ],
+        cwd=REPO,
+        text=True,
+        capture_output=True,
+        check=False,
+    )
+    assert r.returncode == 0, f"podplan plan failed:\n{r.stdout}{r.stderr}"
+    return out
+
+
+@pytest.fixture
+def lab(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[Lab]:
+    _preflight()
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    the_lab = Lab(logs)
+    started = time.monotonic()
+    try:
+        r = the_lab.timed("image", "image", timeout=900)
+        assert r.returncode == 0, f"building the lab image failed:\n{r.stderr[-6000:]}"
+        yield the_lab
+    finally:
+        the_lab.timed("teardown", "down")
+        the_lab.times["total"] = time.monotonic() - started
+        summary = ", ".join(f"{k} {v:.1f}s" for k, v in the_lab.times.items())
+        (tmp_path / "e2e-times.json").write_text(json.dumps(the_lab.times, indent=2))
+        with capsys.disabled():
+            print(f"\n[cloud-init e2e] wall times: {summary}\n[cloud-init e2e] logs: {logs}")
+        leftovers = subprocess.run(
+            ["ip", "netns", "list"], text=True, capture_output=True, check=False
+        ).stdout
+        assert "ppcl-" not in leftovers, f"lab namespaces left behind:\n{leftovers}"
+
+
+def _hosts(cloud: str, rendered: Rendered, negatives: bool) -> list[LabHost]:
+    pattern, state = FABRIC[cloud]
+    expected = {"aws": 32, "gcp": 8, "azure": 8}[cloud]
+    fabric = [(pattern.format(i), state) for i in range(expected)]
+    key = rendered.munge_key_b64
+    hosts = [LabHost("head", HEAD_ADDRESS, rendered.head_name, rendered.head_user_data, key, [])]
+    hosts += [
+        LabHost(f"gpu{i + 1}", GPU_ADDRESSES[i], name, rendered.compute_user_data, key, fabric)
+        for i, name in enumerate(rendered.compute_names)
+    ]
+    if negatives:
+        prefix = rendered.compute_names[0].rsplit("-", 1)[0]
+        broken = [(dev, "DOWN" if i == 7 else st) for i, (dev, st) in enumerate(fabric)]
+        hosts += [
+            LabHost(
+                "nokey",
+                GPU_ADDRESSES[4],
+                f"{prefix}-nokey",
+                rendered.compute_user_data,
+                None,
+                fabric,
+            ),
+            LabHost(
+                "badfabric",
+                GPU_ADDRESSES[5],
+                f"{prefix}-badfabric",
+                rendered.compute_user_data,
+                key,
+                broken,
+            ),
+        ]
+    return hosts
+
+
+def _wait_cloud_init(lab: Lab, hosts: list[LabHost]) -> dict[str, str]:
+    """``cloud-init status --wait --long`` of every host (all in parallel)."""
+    start = time.monotonic()
+    procs = {
+        h.seed: subprocess.Popen(
+            [str(LAB), "exec", h.seed, "cloud-init", "status", "--wait", "--long"],
+            cwd=REPO,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+        for h in hosts
+    }
+    out = {}
+    for seed, p in procs.items():
+        out[seed] = p.communicate(timeout=CLOUD_INIT_TIMEOUT)[0]
+    lab.times["cloud-init"] = time.monotonic() - start
+    return out
+
+
+def _wait_idle(lab: Lab, names: list[str], seconds: int = 90) -> str:
+    deadline = time.monotonic() + seconds
+    while True:
+        out = lab.run("head", "sinfo -h -N -o '%N %T'").stdout
+        states = dict(line.split() for line in out.splitlines() if line.strip())
+        if all(states.get(n) == "idle" for n in names):
+            return out
+        assert time.monotonic() < deadline, f"GPU nodes not idle after {seconds}s:\n{out}"
+        time.sleep(2)
+
+
+def _check_cluster(lab: Lab, cloud: str, rendered: Rendered, instance_type: str) -> None:
+    names = rendered.compute_names
+    _wait_idle(lab, names)
+    for name in names:
+        node = lab.ok("head", f"scontrol show node {name}")
+        assert "Gres=gpu:8" in node and f"AvailableFeatures={instance_type}" in node, node
+    start = time.monotonic()
+    var = JOB_ENV[cloud]
+    job = lab.ok(
+        "head",
+        "srun -N2 --ntasks-per-node=1 --gres=gpu:8 bash -c "
+        f"'echo $(hostname) gpus=$CUDA_VISIBLE_DEVICES {var}=${var} && "
+        "echo from-$(hostname) > /shared/$(hostname).txt' && cat /shared/*.txt",
+        timeout=180,
+    )
+    lab.times["2-node job"] = time.monotonic() - start
+    lines = job.splitlines()
+    for name in names:
+        assert any(
+            line.startswith(f"{name} gpus=0,1,2,3,4,5,6,7 {var}=") and not line.endswith("=")
+            for line in lines
+        ), job
+        assert f"from-{name}" in lines, job
+
+
+def _check_key(lab: Lab, key_b64: str, hosts: list[LabHost]) -> None:
+    digest = hashlib.sha256(base64.b64decode(key_b64)).hexdigest()
+    for h in hosts:
+        got = lab.ok(h.seed, "sha256sum /etc/munge/munge.key || true").split(" ")[0]
+        if h.munge_key_b64 is None:
+            assert got != digest
+            continue
+        assert got == digest, f"{h.seed} runs with another munge key"
+        # The key is in no log, no cloud-init file and no journal entry.
+        probe = f"{key_b64[:48]!r}"
+        places = "/var/log /var/lib/cloud /run/cloud-init /etc/podplan /var/lib/podplan /usr/local"
+        leak = lab.run(
+            h.seed,
+            f"grep -rlF -e {probe} {places} 2>/dev/null; journalctl -o cat | grep -cF {probe}",
+        ).stdout
+        assert leak.strip() == "0", f"{h.seed} shows the munge key in: {leak}"
+
+
+def _check_failure(lab: Lab, host: str, step: str, unit: str, message: str) -> None:
+    """The bootstrap stopped at ``step``, slurmd never ran, and starting ``unit`` by hand
+    fails with ``message`` in its journal."""
+    status = lab.status(host)
+    assert status["status"] == "failed" and status["step"] == step, status
+    assert lab.run(host, "systemctl is-active --quiet slurmd").returncode != 0
+    assert lab.run(host, "systemctl start slurmd").returncode != 0, "slurmd must refuse"
+    assert lab.run(host, f"systemctl start {unit}").returncode != 0, f"{unit} must refuse"
+    journal = lab.ok(host, f"journalctl -o cat -u {unit} || true")
+    assert message in journal, journal
+
+
+@pytest.mark.parametrize("cloud", ["aws", "gcp", "azure"])
+def test_cloud_init_bootstrap_forms_a_slurm_cluster(cloud: str, plan_dir: Path, lab: Lab) -> None:
+    start = time.monotonic()
+    config = load_stack_config(plan_dir / "stacks" / cloud / "Pulumi.cloudlab.yaml")
+    rendered = render(cloud, config)
+    lab.times["render"] = time.monotonic() - start
+    negatives = cloud == "aws"
+    hosts = _hosts(cloud, rendered, negatives)
+    seeds = write_seeds(lab.logs.parent / "seeds", cloud, hosts)
+
+    r = lab.timed("lab up", "up", str(seeds))
+    assert r.returncode == 0, f"lab up failed:\n{r.stdout}{r.stderr[-6000:]}"
+    results = _wait_cloud_init(lab, hosts)
+    for h in hosts:
+        (lab.logs / f"cloud-init-{h.seed}.log").write_text(
+            lab.run(h.seed, "cat /var/log/cloud-init-output.log").stdout
+        )
+    good = [h for h in hosts if h.seed in ("head", "gpu1", "gpu2")]
+    for h in good:
+        assert "status: done" in results[h.seed], f"{h.seed}:\n{results[h.seed]}"
+        assert lab.status(h.seed)["status"] == "ok", lab.status(h.seed)
+        # Exactly the user data the program rendered, with the cloud's seams swapped by the lab.
+        assert lab.ok(h.seed, "cat /var/lib/cloud/instance/user-data.txt") == h.user_data
+        replaced = sorted(lab.ok(h.seed, "cat /var/lib/podplan-lab/seams-replaced").split())
+        assert replaced == (SEAMS_HEAD if h.seed == "head" else SEAMS_GPU)
+        assert lab.ok(h.seed, "hostname").strip() == h.name
+
+    _check_cluster(lab, cloud, rendered, config[f"podplan-{cloud}:instanceType"])
+    _check_key(lab, rendered.munge_key_b64, hosts)
+    fabric = lab.ok("gpu1", "cat /var/lib/podplan/fabric.status")
+    assert "status=ok" in fabric
+
+    if negatives:
+        for seed in ("nokey", "badfabric"):
+            assert "status: error" in results[seed], f"{seed}:\n{results[seed]}"
+        _check_failure(lab, "nokey", "munge-key", "munge", "no munge key was received")
+        _check_failure(
+            lab,
+            "badfabric",
+            "fabric-check",
+            "podplan-fabric-check",
+            "FABRIC CHECK FAILED: expected 32 efa devices ACTIVE, found 31 of 32",
+        )
+        listed = lab.ok("head", "sinfo -h -N -o '%N'").split()
+        assert sorted(listed) == sorted(rendered.compute_names), listed
