@@ -194,9 +194,11 @@ cmd_up() {
         mkdir -p "$c/root/var/lib/cloud/seed/nocloud"
         cp "$seeds/$name/nocloud/"* "$c/root/var/lib/cloud/seed/nocloud/"
         local extra=(--hostname="$name")
-        [[ -s $seeds/$name/hostname ]] && extra=(--hostname="$(cat "$seeds/$name/hostname")")
+        if [[ -s $seeds/$name/hostname ]]; then extra=(--hostname="$(cat "$seeds/$name/hostname")"); fi
         # The lab's "cloud" for this instance: its name, its secret store, its fabric devices.
-        [[ -d $seeds/$name/cloud ]] && extra+=("--bind-ro=$seeds/$name/cloud:/srv/podplan-lab/cloud")
+        if [[ -d $seeds/$name/cloud ]]; then
+            extra+=("--bind-ro=$seeds/$name/cloud:/srv/podplan-lab/cloud")
+        fi
         local cgs=() hier
         for hier in "${CG_HIERARCHIES[@]}"; do
             if [[ -d $hier ]]; then mkdir -p "$hier/$CG_NAME/$name"; cgs+=("$hier/$CG_NAME/$name"); fi
@@ -212,6 +214,7 @@ cmd_up() {
         ) </dev/null >"$c/nspawn.log" 2>&1 3>&- &
         echo $! >"$c/pid"
         echo "$name $addr" >>"$RUN/hosts.txt"
+        if [[ -s $seeds/$name/cloud/name ]]; then cat "$seeds/$name/cloud/name" >>"$RUN/node-names.txt"; fi
     done
     ((n > 0)) || die "no hosts under $seeds"
     log "booting $n containers"
@@ -289,6 +292,17 @@ cmd_down() {
     for c in "$RUN"/c/*/; do
         if mountpoint -q "$c/root"; then umount "$c/root" 2>/dev/null || umount -l "$c/root"; fi
     done
+    # Slurm's cgroups of the lab's nodes (slurm_<node> in each v1 controller: the vendor data
+    # makes the controllers writable so that production's cgroup plugins run).
+    local node dir
+    if [[ -f $RUN/node-names.txt ]]; then
+        while read -r node; do
+            for dir in /sys/fs/cgroup/*/slurm_"$node"; do
+                find "$dir" -depth -type d -exec rmdir {} + 2>/dev/null || true
+                [[ ! -d $dir ]] || log "could not remove $dir (processes left?)"
+            done
+        done <"$RUN/node-names.txt"
+    fi
     local hier top
     for hier in "${CG_HIERARCHIES[@]}"; do
         top=$hier/$CG_NAME

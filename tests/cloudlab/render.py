@@ -117,7 +117,7 @@ def _azure(run: StackRun) -> Rendered:
     profile = unsecret(vmss.inputs)["virtualMachineProfile"]
     return Rendered(
         cloud="azure",
-        head_name=vm.inputs["osProfile"]["computerName"],
+        head_name=unsecret(vm.inputs)["osProfile"]["computerName"],
         head_user_data=_b64(unsecret(vm.inputs)["osProfile"]["customData"]),
         compute_user_data=_b64(profile["osProfile"]["customData"]),
         compute_names=list(run.outputs["computeNodeNames"]),
