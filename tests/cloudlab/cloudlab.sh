@@ -174,19 +174,21 @@ cmd_up() {
     ip -n "$NS-br" link add br0 type bridge
     ip -n "$NS-br" link set br0 up
 
-    local name addr n=0 binds=()
+    local name addr cidr n=0 binds=()
     for ((i = 0; i < GPU_COUNT; i++)); do binds+=("--bind-ro=$RUN/fakedev/nvidia$i:/dev/nvidia$i"); done
     for name in $(hosts "$seeds"); do
         n=$((n + 1))
-        addr=$(cat "$seeds/$name/address")
-        [[ $addr == "$NET".* ]] || die "$name: address $addr is not in the lab network $NET.0/24"
+        cidr=$(cat "$seeds/$name/address")
+        addr=${cidr%/*}
+        [[ $addr == "$NET".* && $cidr == */* ]] ||
+            die "$name: address $cidr is not an address/prefix in the lab network $NET.0/24"
         local c=$RUN/c/$name
         mkdir -p "$c/upper" "$c/work" "$c/root"
         ip netns add "$NS-$name"
         ip -n "$NS-br" link add "vh$n" type veth peer name eth0 netns "$NS-$name"
         ip -n "$NS-br" link set "vh$n" master br0 up
         ip -n "$NS-$name" link set lo up
-        ip -n "$NS-$name" addr add "$addr/24" dev eth0
+        ip -n "$NS-$name" addr add "$cidr" dev eth0
         ip -n "$NS-$name" link set eth0 up
         mount -t overlay overlay -o "lowerdir=$img/rootfs,upperdir=$c/upper,workdir=$c/work" "$c/root"
         systemd-id128 new >"$c/root/etc/machine-id"

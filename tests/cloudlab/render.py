@@ -22,28 +22,41 @@ from tests.pulumi.harness import StackRun, run_program, unsecret
 
 HERE = Path(__file__).resolve().parent
 NET = "169.254.78"
-HEAD_ADDRESS = f"{NET}.10"
-GPU_ADDRESSES = tuple(f"{NET}.{130 + i}" for i in range(8))
+PREFIX = 26
+SLICES = {"aws": 0, "gcp": 64, "azure": 128}
+"""Each cloud's cluster lives in its own /26 of the lab network, so all three boot at once
+without reaching each other."""
+
+
+def head_address(cloud: str) -> str:
+    """The head's fixed address: the .10 of the cloud's head subnet (see LAB_NETWORKS)."""
+    return f"{NET}.{SLICES[cloud] + 10}"
+
+
+def gpu_address(cloud: str, index: int) -> str:
+    """The ``index``-th GPU node's address, inside the cloud's GPU subnet."""
+    return f"{NET}.{SLICES[cloud] + 40 + index}"
+
 
 LAB_NETWORKS: dict[str, dict[str, Any]] = {
     "aws": {
-        "podplan-aws:vpcCidr": f"{NET}.0/24",
+        "podplan-aws:vpcCidr": f"{NET}.0/26",
         "podplan-aws:publicSubnetCidr": f"{NET}.0/27",
-        "podplan-aws:privateSubnetCidr": f"{NET}.128/25",
+        "podplan-aws:privateSubnetCidr": f"{NET}.32/27",
     },
     "gcp": {
-        "podplan-gcp:systemSubnetCidr": f"{NET}.0/24",
+        "podplan-gcp:systemSubnetCidr": f"{NET}.64/26",
         "podplan-gcp:gpuSubnetCidrs": [f"169.254.79.{32 * i}/27" for i in range(8)],
         "podplan-gcp:lustrePeeringCidr": "169.254.80.0/24",
     },
     "azure": {
-        "podplan-azure:vnetCidr": f"{NET}.0/23",
-        "podplan-azure:computeSubnetCidr": f"{NET}.0/24",
-        "podplan-azure:lustreSubnetCidr": "169.254.79.0/24",
+        "podplan-azure:vnetCidr": f"{NET}.128/25",
+        "podplan-azure:computeSubnetCidr": f"{NET}.128/26",
+        "podplan-azure:lustreSubnetCidr": f"{NET}.192/26",
     },
 }
 """The lab's network as each cloud's address keys: the head's fixed address (the subnet's
-.10) and the GPU nodes all land in 169.254.78.0/24; the other ranges only need to be valid."""
+.10) and the GPU nodes land in the cloud's /26; the other ranges only need to be valid."""
 
 
 @dataclass(frozen=True)
@@ -133,6 +146,7 @@ _PICK = {"aws": _aws, "gcp": _gcp, "azure": _azure}
 class LabHost:
     """One instance the lab boots: its seed directory name, address and cloud facts."""
 
+    cloud: str
     seed: str
     address: str
     name: str
@@ -144,26 +158,26 @@ class LabHost:
     """The fabric devices the lab attaches: ``(device, state)``."""
 
 
-def metadata_hostname(cloud: str, host: LabHost) -> str:
+def metadata_hostname(host: LabHost) -> str:
     """The host name the cloud's metadata gives the instance before the bootstrap runs."""
-    if cloud == "aws":
+    if host.cloud == "aws":
         return "ip-" + host.address.replace(".", "-")  # EC2's default; the Name tag comes later
     return host.name
 
 
-def write_seeds(root: Path, cloud: str, hosts: list[LabHost]) -> Path:
+def write_seeds(root: Path, hosts: list[LabHost]) -> Path:
     """One ``<seed>/`` per host: address, NoCloud seed (user data untouched), lab cloud."""
     shutil.rmtree(root, ignore_errors=True)
     for host in hosts:
         d = root / host.seed
         (d / "nocloud").mkdir(parents=True)
         (d / "cloud").mkdir()
-        hostname = metadata_hostname(cloud, host)
-        (d / "address").write_text(host.address + "\n")
+        hostname = metadata_hostname(host)
+        (d / "address").write_text(f"{host.address}/{PREFIX}\n")
         (d / "hostname").write_text(hostname + "\n")
         (d / "nocloud" / "user-data").write_text(host.user_data)
         (d / "nocloud" / "meta-data").write_text(
-            f"instance-id: {cloud}-{host.seed}\nlocal-hostname: {hostname}\n"
+            f"instance-id: {host.cloud}-{host.seed}\nlocal-hostname: {hostname}\n"
         )
         shutil.copy(HERE / "vendor-data", d / "nocloud" / "vendor-data")
         (d / "cloud" / "name").write_text(host.name + "\n")

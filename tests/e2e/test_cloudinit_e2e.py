@@ -37,10 +37,10 @@ from pathlib import Path
 import pytest
 
 from tests.cloudlab.render import (
-    GPU_ADDRESSES,
-    HEAD_ADDRESS,
     LabHost,
     Rendered,
+    gpu_address,
+    head_address,
     render,
     write_seeds,
 )
@@ -113,10 +113,23 @@ class Lab:
         return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
 
 
-@pytest.fixture(scope="module")
-def plan_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    _preflight()
-    out = tmp_path_factory.mktemp("cloudlab-plan")
+CLOUDS = ("aws", "gcp", "azure")
+NEGATIVE_CLOUD = "aws"
+"""The cloud whose run also boots the two nodes that must fail (no key; a fabric device down)."""
+
+
+class Booted:
+    """All three clouds' clusters, booted at once (each in its own /26 of the lab network)."""
+
+    def __init__(self, lab: Lab) -> None:
+        self.lab = lab
+        self.rendered: dict[str, Rendered] = {}
+        self.config: dict[str, dict[str, object]] = {}
+        self.hosts: dict[str, list[LabHost]] = {}
+        self.cloud_init: dict[str, str] = {}
+
+
+def _plan(out: Path) -> Path:
     r = subprocess.run(
         [
             sys.executable,
@@ -136,24 +149,47 @@ def plan_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.fixture
-def lab(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[Lab]:
+@pytest.fixture(scope="module")
+def booted(
+    tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
+) -> Iterator[Booted]:
     _preflight()
-    logs = tmp_path / "logs"
+    root = tmp_path_factory.mktemp("cloudlab")
+    logs = root / "logs"
     logs.mkdir()
-    the_lab = Lab(logs)
+    lab = Lab(logs)
+    state = Booted(lab)
     started = time.monotonic()
     try:
-        r = the_lab.timed("image", "image", timeout=900)
+        plan = _plan(root / "plan")
+        t = time.monotonic()
+        for cloud in CLOUDS:
+            config = load_stack_config(plan / "stacks" / cloud / "Pulumi.cloudlab.yaml")
+            state.config[cloud] = config
+            state.rendered[cloud] = render(cloud, config)
+            state.hosts[cloud] = _hosts(cloud, state.rendered[cloud], cloud == NEGATIVE_CLOUD)
+        lab.times["plan+render"] = time.monotonic() - t
+        every = [h for hosts in state.hosts.values() for h in hosts]
+        seeds = write_seeds(root / "seeds", every)
+        r = lab.timed("image", "image", timeout=900)
         assert r.returncode == 0, f"building the lab image failed:\n{r.stderr[-6000:]}"
-        yield the_lab
+        r = lab.timed("lab up", "up", str(seeds))
+        assert r.returncode == 0, f"lab up failed:\n{r.stdout}{r.stderr[-6000:]}"
+        state.cloud_init = _wait_cloud_init(lab, every)
+        for h in every:
+            (logs / f"cloud-init-{h.seed}.log").write_text(
+                lab.run(h.seed, "cat /var/log/cloud-init-output.log").stdout
+            )
+        yield state
     finally:
-        the_lab.timed("teardown", "down")
-        the_lab.times["total"] = time.monotonic() - started
-        summary = ", ".join(f"{k} {v:.1f}s" for k, v in the_lab.times.items())
-        (tmp_path / "e2e-times.json").write_text(json.dumps(the_lab.times, indent=2))
-        with capsys.disabled():
-            print(f"\n[cloud-init e2e] wall times: {summary}\n[cloud-init e2e] logs: {logs}")
+        lab.timed("teardown", "down")
+        lab.times["total"] = time.monotonic() - started
+        summary = ", ".join(f"{k} {v:.1f}s" for k, v in lab.times.items())
+        (root / "e2e-times.json").write_text(json.dumps(lab.times, indent=2))
+        reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"[cloud-init e2e] wall times: {summary}")
+            reporter.write_line(f"[cloud-init e2e] logs: {logs}")
         leftovers = subprocess.run(
             ["ip", "netns", "list"], text=True, capture_output=True, check=False
         ).stdout
@@ -165,9 +201,25 @@ def _hosts(cloud: str, rendered: Rendered, negatives: bool) -> list[LabHost]:
     expected = {"aws": 32, "gcp": 8, "azure": 8}[cloud]
     fabric = [(pattern.format(i), state) for i in range(expected)]
     key = rendered.munge_key_b64
-    hosts = [LabHost("head", HEAD_ADDRESS, rendered.head_name, rendered.head_user_data, key, [])]
-    hosts += [
-        LabHost(f"gpu{i + 1}", GPU_ADDRESSES[i], name, rendered.compute_user_data, key, fabric)
+    head = LabHost(
+        cloud,
+        f"{cloud}-head",
+        head_address(cloud),
+        rendered.head_name,
+        rendered.head_user_data,
+        key,
+        [],
+    )
+    hosts = [head] + [
+        LabHost(
+            cloud,
+            f"{cloud}-gpu{i + 1}",
+            gpu_address(cloud, i),
+            name,
+            rendered.compute_user_data,
+            key,
+            fabric,
+        )
         for i, name in enumerate(rendered.compute_names)
     ]
     if negatives:
@@ -175,16 +227,18 @@ def _hosts(cloud: str, rendered: Rendered, negatives: bool) -> list[LabHost]:
         broken = [(dev, "DOWN" if i == 7 else st) for i, (dev, st) in enumerate(fabric)]
         hosts += [
             LabHost(
-                "nokey",
-                GPU_ADDRESSES[4],
+                cloud,
+                f"{cloud}-nokey",
+                gpu_address(cloud, 4),
                 f"{prefix}-nokey",
                 rendered.compute_user_data,
                 None,
                 fabric,
             ),
             LabHost(
-                "badfabric",
-                GPU_ADDRESSES[5],
+                cloud,
+                f"{cloud}-badfabric",
+                gpu_address(cloud, 5),
                 f"{prefix}-badfabric",
                 rendered.compute_user_data,
                 key,
@@ -208,17 +262,15 @@ def _wait_cloud_init(lab: Lab, hosts: list[LabHost]) -> dict[str, str]:
         )
         for h in hosts
     }
-    out = {}
-    for seed, p in procs.items():
-        out[seed] = p.communicate(timeout=CLOUD_INIT_TIMEOUT)[0]
+    out = {seed: p.communicate(timeout=CLOUD_INIT_TIMEOUT)[0] for seed, p in procs.items()}
     lab.times["cloud-init"] = time.monotonic() - start
     return out
 
 
-def _wait_idle(lab: Lab, names: list[str], seconds: int = 90) -> str:
+def _wait_idle(lab: Lab, head: str, names: list[str], seconds: int = 90) -> str:
     deadline = time.monotonic() + seconds
     while True:
-        out = lab.run("head", "sinfo -h -N -o '%N %T'").stdout
+        out = lab.run(head, "sinfo -h -N -o '%N %T'").stdout
         states = dict(line.split() for line in out.splitlines() if line.strip())
         if all(states.get(n) == "idle" for n in names):
             return out
@@ -227,21 +279,22 @@ def _wait_idle(lab: Lab, names: list[str], seconds: int = 90) -> str:
 
 
 def _check_cluster(lab: Lab, cloud: str, rendered: Rendered, instance_type: str) -> None:
+    head = f"{cloud}-head"
     names = rendered.compute_names
-    _wait_idle(lab, names)
+    _wait_idle(lab, head, names)
     for name in names:
-        node = lab.ok("head", f"scontrol show node {name}")
+        node = lab.ok(head, f"scontrol show node {name}")
         assert "Gres=gpu:8" in node and f"AvailableFeatures={instance_type}" in node, node
     start = time.monotonic()
     var = JOB_ENV[cloud]
     job = lab.ok(
-        "head",
+        head,
         "srun -N2 --ntasks-per-node=1 --gres=gpu:8 bash -c "
         f"'echo $(hostname) gpus=$CUDA_VISIBLE_DEVICES {var}=${var} && "
         "echo from-$(hostname) > /shared/$(hostname).txt' && cat /shared/*.txt",
         timeout=180,
     )
-    lab.times["2-node job"] = time.monotonic() - start
+    lab.times[f"2-node job {cloud}"] = time.monotonic() - start
     lines = job.splitlines()
     for name in names:
         assert any(
@@ -281,48 +334,38 @@ def _check_failure(lab: Lab, host: str, step: str, unit: str, message: str) -> N
     assert message in journal, journal
 
 
-@pytest.mark.parametrize("cloud", ["aws", "gcp", "azure"])
-def test_cloud_init_bootstrap_forms_a_slurm_cluster(cloud: str, plan_dir: Path, lab: Lab) -> None:
-    start = time.monotonic()
-    config = load_stack_config(plan_dir / "stacks" / cloud / "Pulumi.cloudlab.yaml")
-    rendered = render(cloud, config)
-    lab.times["render"] = time.monotonic() - start
-    negatives = cloud == "aws"
-    hosts = _hosts(cloud, rendered, negatives)
-    seeds = write_seeds(lab.logs.parent / "seeds", cloud, hosts)
-
-    r = lab.timed("lab up", "up", str(seeds))
-    assert r.returncode == 0, f"lab up failed:\n{r.stdout}{r.stderr[-6000:]}"
-    results = _wait_cloud_init(lab, hosts)
-    for h in hosts:
-        (lab.logs / f"cloud-init-{h.seed}.log").write_text(
-            lab.run(h.seed, "cat /var/log/cloud-init-output.log").stdout
-        )
-    good = [h for h in hosts if h.seed in ("head", "gpu1", "gpu2")]
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_cloud_init_bootstrap_forms_a_slurm_cluster(cloud: str, booted: Booted) -> None:
+    lab, rendered = booted.lab, booted.rendered[cloud]
+    good = [h for h in booted.hosts[cloud] if h.seed.split("-")[-1] in ("head", "gpu1", "gpu2")]
     for h in good:
-        assert "status: done" in results[h.seed], f"{h.seed}:\n{results[h.seed]}"
+        result = booted.cloud_init[h.seed]
+        assert "status: done" in result, f"{h.seed}:\n{result}"
         assert lab.status(h.seed)["status"] == "ok", lab.status(h.seed)
         # Exactly the user data the program rendered, with the cloud's seams swapped by the lab.
         assert lab.ok(h.seed, "cat /var/lib/cloud/instance/user-data.txt") == h.user_data
         replaced = sorted(lab.ok(h.seed, "cat /var/lib/podplan-lab/seams-replaced").split())
-        assert replaced == (SEAMS_HEAD if h.seed == "head" else SEAMS_GPU)
+        assert replaced == (SEAMS_HEAD if h.seed.endswith("-head") else SEAMS_GPU)
         assert lab.ok(h.seed, "hostname").strip() == h.name
+    _check_cluster(lab, cloud, rendered, str(booted.config[cloud][f"podplan-{cloud}:instanceType"]))
+    _check_key(lab, rendered.munge_key_b64, good)
+    assert "status=ok" in lab.ok(f"{cloud}-gpu1", "cat /var/lib/podplan/fabric.status")
 
-    _check_cluster(lab, cloud, rendered, config[f"podplan-{cloud}:instanceType"])
-    _check_key(lab, rendered.munge_key_b64, hosts)
-    fabric = lab.ok("gpu1", "cat /var/lib/podplan/fabric.status")
-    assert "status=ok" in fabric
 
-    if negatives:
-        for seed in ("nokey", "badfabric"):
-            assert "status: error" in results[seed], f"{seed}:\n{results[seed]}"
-        _check_failure(lab, "nokey", "munge-key", "munge", "no munge key was received")
-        _check_failure(
-            lab,
-            "badfabric",
-            "fabric-check",
-            "podplan-fabric-check",
-            "FABRIC CHECK FAILED: expected 32 efa devices ACTIVE, found 31 of 32",
-        )
-        listed = lab.ok("head", "sinfo -h -N -o '%N'").split()
-        assert sorted(listed) == sorted(rendered.compute_names), listed
+def test_nodes_without_the_key_or_the_fabric_never_join(booted: Booted) -> None:
+    lab, cloud = booted.lab, NEGATIVE_CLOUD
+    for seed in (f"{cloud}-nokey", f"{cloud}-badfabric"):
+        result = booted.cloud_init[seed]
+        assert "status: error" in result, f"{seed}:\n{result}"
+    _check_failure(lab, f"{cloud}-nokey", "munge-key", "munge", "no munge key was received")
+    _check_failure(
+        lab,
+        f"{cloud}-badfabric",
+        "fabric-check",
+        "podplan-fabric-check",
+        "FABRIC CHECK FAILED: expected 32 efa devices ACTIVE, found 31 of 32",
+    )
+    key = booted.rendered[cloud].munge_key_b64
+    _check_key(lab, key, [h for h in booted.hosts[cloud] if h.seed.endswith("-nokey")])
+    listed = lab.ok(f"{cloud}-head", "sinfo -h -N -o '%N'").split()
+    assert sorted(listed) == sorted(booted.rendered[cloud].compute_names), listed

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from generator.plan.models import ClusterPlan
-from tests.cloudlab.render import HEAD_ADDRESS, LAB_NETWORKS, LabHost, render, write_seeds
+from tests.cloudlab.render import LAB_NETWORKS, LabHost, head_address, render, write_seeds
 from tests.conftest import REPO
 from tests.pulumi.conftest import stack_config, stack_file
 
@@ -32,19 +32,20 @@ def test_lab_renders_the_programs_user_data(
     r = render(cloud, config)
     assert r.head_user_data.startswith("#cloud-config\n")
     assert r.compute_user_data.startswith("#cloud-config\n")
-    assert f"PODPLAN_HEAD_ADDRESS={HEAD_ADDRESS}\n" in r.compute_user_data
-    assert f"({HEAD_ADDRESS})" in r.head_user_data  # SlurmctldHost
+    assert f"PODPLAN_HEAD_ADDRESS={head_address(cloud)}\n" in r.compute_user_data
+    assert f"({head_address(cloud)})" in r.head_user_data  # SlurmctldHost
     assert len(r.compute_names) == 2 and r.head_name == "cloudlab-head"
     assert len(base64.b64decode(r.munge_key_b64)) == 1024
     assert r.munge_key_b64 not in r.head_user_data + r.compute_user_data
 
 
 def test_seeds_carry_the_user_data_untouched(tmp_path: Path) -> None:
-    host = LabHost("gpu1", "169.254.78.130", "c-gpu-001", "#cloud-config\n{}\n", None, [])
-    root = write_seeds(tmp_path / "seeds", "aws", [host])
-    seed = root / "gpu1"
+    host = LabHost("aws", "aws-gpu1", "169.254.78.40", "c-gpu-001", "#cloud-config\n{}\n", None, [])
+    root = write_seeds(tmp_path / "seeds", [host])
+    seed = root / "aws-gpu1"
     assert (seed / "nocloud/user-data").read_text() == host.user_data
-    assert (seed / "hostname").read_text() == "ip-169-254-78-130\n"
+    assert (seed / "address").read_text() == "169.254.78.40/26\n"
+    assert (seed / "hostname").read_text() == "ip-169-254-78-40\n"
     assert (seed / "nocloud/vendor-data").read_bytes() == (
         REPO / "tests/cloudlab/vendor-data"
     ).read_bytes()
