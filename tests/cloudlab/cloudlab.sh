@@ -25,7 +25,7 @@ NS=ppcl                       # prefix of every network namespace this lab creat
 NET=169.254.78                # link-local, lab namespaces only
 SUITE=bookworm
 # Bump IMAGE_REV whenever the image recipe below changes; it is part of the cache key.
-IMAGE_REV=2
+IMAGE_REV=3
 BASE_INCLUDE=systemd,systemd-sysv,dbus,python3,iproute2,procps,debian-archive-keyring
 IMAGE_PACKAGES=(cloud-init)      # what a cloud image carries besides the base system
 GPU_COUNT=8
@@ -140,11 +140,13 @@ finish_rootfs() {
         ln -sf /dev/null "$root/etc/systemd/system/$unit"
     done
     # What a cloud image's own cloud-init configuration says: where its datasource is, that
-    # the platform (here: the lab) configures the network, and that the image's apt sources
-    # are already right. None of it is user data.
+    # the platform (here: the lab) configures the network, the image's locale (minbase has
+    # none generated but C.UTF-8), and that its apt sources are already right. None of it is
+    # user data.
     cat >"$root/etc/cloud/cloud.cfg.d/90-podplan-lab.cfg" <<'EOF'
 datasource_list: [NoCloud, None]
 network: {config: disabled}
+locale: C.UTF-8
 apt:
   preserve_sources_list: true
 EOF
@@ -241,8 +243,8 @@ in_host() {
     local name=$1 pid
     shift
     pid=$(leader "$name") || die "host $name is not running"
-    nsenter --target "$pid" --mount --uts --ipc --net --pid --root --wd=/ -- \
-        /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    nsenter --target "$pid" --mount --uts --ipc --net --pid --root -- \
+        /usr/bin/env -i -C / PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         HOME=/root LANG=C.UTF-8 "$@"
 }
 

@@ -302,6 +302,22 @@ def _check_cluster(lab: Lab, cloud: str, rendered: Rendered, instance_type: str)
             for line in lines
         ), job
         assert f"from-{name}" in lines, job
+    # Production's cgroup plugins confine the job: 2 of the 8 GPUs (devices cgroup: the two
+    # granted open as far as the missing driver, the others are refused), in Slurm's cgroups.
+    confined = lab.ok(
+        head,
+        f"srun -N1 -w {names[0]} --gres=gpu:2 bash -c 'echo gpus=$CUDA_VISIBLE_DEVICES; "
+        'grep -E ":(freezer|memory|devices):" /proc/self/cgroup; '
+        "for d in 0 1 7; do head -c1 /dev/nvidia$d >/dev/null 2>/tmp/e || "
+        "echo nvidia$d: $(cat /tmp/e); done'",
+    )
+    assert "gpus=0,1" in confined, confined
+    for ctrl in ("freezer", "memory", "devices"):
+        assert any(f":{ctrl}:" in x and "/job_" in x for x in confined.splitlines()), confined
+    assert "nvidia0: " in confined and "No such device or address" in confined, confined
+    assert any(
+        x.startswith("nvidia7:") and "Operation not permitted" in x for x in confined.splitlines()
+    ), confined
 
 
 def _check_key(lab: Lab, key_b64: str, hosts: list[LabHost]) -> None:
