@@ -11,7 +11,8 @@ import base64
 import binascii
 import re
 import shlex
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -75,28 +76,37 @@ def user_data(resource_type: str, props: Mapping[str, Any]) -> str | None:
     return _decode(raw) if isinstance(raw, str) else ""
 
 
-def _write_files(text: str) -> Iterator[Mapping[str, Any]]:
+@lru_cache(maxsize=64)
+def _write_files(text: str) -> tuple[tuple[str, str], ...]:
+    """``(path, content)`` of a cloud-config's write_files. Cached: every GPU node of a stack
+    carries the same user data, and a 2,048-GPU plan has hundreds of them."""
     if not text.startswith("#cloud-config"):
-        return
+        return ()
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=loader)  # a safe loader (C or pure Python)
     except yaml.YAMLError:
-        return
-    for entry in _items(_map(doc).get("write_files")):
-        yield _map(entry)
+        return ()
+    entries = (_map(e) for e in _items(_map(doc).get("write_files")))
+    return tuple((str(e.get("path", "")), str(e.get("content") or "")) for e in entries)
 
 
 def bootstrap_env(text: str) -> dict[str, str]:
     """podplan's bootstrap facts (``KEY=value`` lines) from the user data, or {}."""
-    for entry in _write_files(text):
-        if entry.get("path") == BOOTSTRAP_ENV:
+    return dict(_bootstrap_env(text))
+
+
+@lru_cache(maxsize=64)
+def _bootstrap_env(text: str) -> tuple[tuple[str, str], ...]:
+    for path, content in _write_files(text):
+        if path == BOOTSTRAP_ENV:
             pairs = (
                 line.partition("=")
-                for line in str(entry.get("content", "")).splitlines()
+                for line in content.splitlines()
                 if "=" in line and not line.startswith("#")
             )
-            return {k.strip(): " ".join(shlex.split(v)) for k, _, v in pairs}
-    return {}
+            return tuple((k.strip(), " ".join(shlex.split(v))) for k, _, v in pairs)
+    return ()
 
 
 def _node_type(resource_type: str, props: Mapping[str, Any]) -> str:
@@ -151,16 +161,16 @@ def gpu_fabric_complete(args: ResourceArgs, report_violation: Report) -> None:
             report_violation(f"GPUDirect-TCPXO needs gVNIC on every NIC (not on {not_gvnic})", None)
 
 
-def _secret_findings(text: str) -> list[str]:
+@lru_cache(maxsize=64)
+def _secret_findings(text: str) -> tuple[str, ...]:
     found = [what for pattern, what in SECRET_MARKERS if pattern.search(text)]
-    for entry in _write_files(text):
-        path = str(entry.get("path", ""))
-        if KEY_PATHS.search(path) and entry.get("content"):
+    for path, content in _write_files(text):
+        if KEY_PATHS.search(path) and content:
             found.append(f"key material written to {path}")
     env = bootstrap_env(text)
     if env and env.get("PODPLAN_ROLE") and not env.get("PODPLAN_MUNGE_SECRET"):
         found.append("no secret store named for the munge key (PODPLAN_MUNGE_SECRET)")
-    return found
+    return tuple(found)
 
 
 def secrets_not_in_user_data(args: ResourceArgs, report_violation: Report) -> None:
@@ -170,7 +180,7 @@ def secrets_not_in_user_data(args: ResourceArgs, report_violation: Report) -> No
     text = user_data(typ, props)
     if text is None:
         return
-    found = _secret_findings(text)
+    found = list(_secret_findings(text))
     if typ == GCP_INSTANCE:
         for key, value in _map(props.get("metadata")).items():
             if key not in ("user-data", "ssh-keys") and isinstance(value, str):
