@@ -115,7 +115,10 @@ def script(name: str) -> str:
 
 def hostname_seam() -> str:
     """Seam ``node-name`` where the cloud already names the host (GCP, Azure)."""
-    return "#!/bin/bash\n# The cloud names the host after the VM: keep that name.\nhostname -s\n"
+    return (
+        "#!/bin/bash\n# The cloud names the host after the VM: keep that name.\n"
+        "set -euo pipefail\nhostname -s\n"
+    )
 
 
 def mount_script(boot: ClusterBoot, mount: SharedMount) -> str:
