@@ -15,8 +15,8 @@ from typing import Any
 from generator.bom.models import BillOfMaterials, BomLine, CloudCost
 from generator.bom.prices import PriceBook
 from generator.plan._construct import gc_paused
-from generator.plan.cabling import part_counts
 from generator.plan.models import ClusterPlan
+from generator.plan.network.cabling import part_counts
 
 HOURS_PER_MONTH = 730.0
 NIC_ID = "cx7-osfp-1x400"

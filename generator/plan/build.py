@@ -18,16 +18,13 @@ from __future__ import annotations
 from generator.catalog.load import Catalog
 from generator.catalog.models import Server
 from generator.errors import PodplanError
-from generator.plan import addressing
 from generator.plan._construct import gc_paused
-from generator.plan.address_table import AddressTable, assign_addresses
 from generator.plan.catalog_models import FailureStats, PlanCatalog
 from generator.plan.cloud import plan_cloud
 from generator.plan.compute import plan_compute
 from generator.plan.devices import build_links, build_nodes, build_racks, build_switches
-from generator.plan.fabric import build_fabric, shape_fabric
+from generator.plan.facility.layout import solve_layout
 from generator.plan.heads import plan_management
-from generator.plan.layout import solve_layout
 from generator.plan.models import (
     CloudEquivalent,
     ClusterPlan,
@@ -35,6 +32,9 @@ from generator.plan.models import (
     Reliability,
     SchedulerPlan,
 )
+from generator.plan.network import addressing
+from generator.plan.network.address_table import AddressTable, assign_addresses
+from generator.plan.network.fabric import build_fabric, shape_fabric
 from generator.plan.parts import IB_MODEL, Parts
 from generator.plan.reliability import plan_reliability, reliability_note
 from generator.plan.scheduler import plan_scheduler

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.plan import cabling, ethernet
 from generator.plan._construct import builder
-from generator.plan.address_table import AddressTable
+from generator.plan.facility.racks import Device
 from generator.plan.heads import HEAD_MODEL, UFM_MODEL
 from generator.plan.models import Addresses, Link, Node, Rack, RackSlot, Switch
+from generator.plan.network import cabling, ethernet
+from generator.plan.network.address_table import AddressTable
 from generator.plan.parts import IB_MODEL, Parts
-from generator.plan.racks import Device
 from generator.plan.storage import STORAGE_MODEL
 
 _Addresses = builder(Addresses)

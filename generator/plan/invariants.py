@@ -21,10 +21,10 @@ import ipaddress
 from collections import Counter, defaultdict
 
 from generator.catalog.load import Catalog
-from generator.plan.addressing import RESERVED
-from generator.plan.cabling import SWITCH_MGMT_PORT
 from generator.plan.catalog_models import StorageModel
 from generator.plan.models import ClusterPlan
+from generator.plan.network.addressing import RESERVED
+from generator.plan.network.cabling import SWITCH_MGMT_PORT
 
 TIER_RANK = {"leaf": 0, "spine": 1, "core": 2}
 EPS = 1e-6

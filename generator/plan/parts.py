@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from generator.catalog.models import Gpu, Server
 from generator.plan.catalog_models import PlanCatalog
 from generator.plan.compute import ComputeNodes
-from generator.plan.ethernet import FrontendGraph
-from generator.plan.fabric import FabricGraph, FabricShape
+from generator.plan.facility.racks import RackLayout
 from generator.plan.heads import Management
 from generator.plan.models import StoragePlan
-from generator.plan.racks import RackLayout
+from generator.plan.network.ethernet import FrontendGraph
+from generator.plan.network.fabric import FabricGraph, FabricShape
 from generator.sizing.result import SizingResult
 from generator.spec.models import Spec
 

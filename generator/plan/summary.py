@@ -7,9 +7,9 @@ read first, and its wording is reviewed separately from the object construction.
 
 from __future__ import annotations
 
-from generator.plan import ethernet
-from generator.plan.fabric_notes import design_notes
 from generator.plan.models import FabricSummary, Node, PowerSummary, Switch
+from generator.plan.network import ethernet
+from generator.plan.network.fabric_notes import design_notes
 from generator.plan.parts import IB_MODEL, Parts
 from generator.spec.models import Spec
 

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from generator.errors import PodplanError
-from generator.plan.fabric import FabricGraph, build_fabric, shape_fabric
+from generator.plan.network.fabric import FabricGraph, build_fabric, shape_fabric
 
 # DGX SuperPOD RA (H100 Table 3 / B200 table): SU -> (leaf, spine, core) for 8 rails.
 SUPERPOD = {

@@ -10,9 +10,9 @@ import pytest
 
 from generator.bom import build_bom, load_price_book
 from generator.catalog.load import default_catalog
-from generator.plan.cabling import part_counts
 from generator.plan.invariants import plan_problems
 from generator.plan.models import ClusterPlan, Link
+from generator.plan.network.cabling import part_counts
 from generator.plan.speed import plan_for
 
 CASES: dict[str, tuple[int, dict[str, Any]]] = {

@@ -22,9 +22,9 @@ from collections.abc import Iterable
 
 from generator.plan._construct import builder
 from generator.plan.catalog_models import CountingRules
-from generator.plan.ethernet import FrontendGraph, eth_port
-from generator.plan.fabric import FabricGraph, switch_port
 from generator.plan.models import Link
+from generator.plan.network.ethernet import FrontendGraph, eth_port
+from generator.plan.network.fabric import FabricGraph, switch_port
 
 AOC_BY_SPEED = {100: "aoc-100g-qsfp28", 25: "aoc-25g-sfp28"}
 ETH_400G_OPTIC = "qsfp56-dd-400g-sr4"

@@ -10,14 +10,14 @@ rounds; ``MAX_LAYOUT_ROUNDS`` only guards against a bug).
 from __future__ import annotations
 
 from generator.catalog.models import Server
-from generator.plan import ethernet
 from generator.plan.catalog_models import PlanCatalog
 from generator.plan.compute import ComputeNodes
-from generator.plan.ethernet import Endpoint, FrontendGraph, design_frontend
-from generator.plan.fabric import FabricGraph
+from generator.plan.facility.racks import Device, RackLayout, layout_racks
 from generator.plan.heads import HEAD_MODEL, Management
+from generator.plan.network import ethernet
+from generator.plan.network.ethernet import Endpoint, FrontendGraph, design_frontend
+from generator.plan.network.fabric import FabricGraph
 from generator.plan.parts import IB_MODEL
-from generator.plan.racks import Device, RackLayout, layout_racks
 from generator.plan.storage import STORAGE_MODEL
 from generator.spec.models import Spec
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from generator.plan.fabric import SU_NODES, FabricGraph, FabricShape, shape_fabric
 from generator.plan.heads import Management
+from generator.plan.network.fabric import SU_NODES, FabricGraph, FabricShape, shape_fabric
 from generator.spec.models import Spec
 
 SUPERPOD = "DGX SuperPOD RA (S24)"

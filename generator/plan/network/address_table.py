@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.plan import addressing
 from generator.plan._construct import builder
-from generator.plan.ethernet import FrontendGraph
-from generator.plan.fabric import FabricGraph
 from generator.plan.models import FabricAddress
+from generator.plan.network import addressing
+from generator.plan.network.ethernet import FrontendGraph
+from generator.plan.network.fabric import FabricGraph
 from generator.plan.parts import Parts
 
 _FabricAddress = builder(FabricAddress)

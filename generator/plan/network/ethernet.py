@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass, field
 
 from generator.plan.catalog_models import SwitchModel
-from generator.plan.fabric import plane_links
+from generator.plan.network.fabric import plane_links
 
 LEAF_MODEL = "s5448f-on"
 SPINE_MODEL = "z9664f-on"
