@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from generator.catalog.load import Catalog
 from generator.errors import PodplanError, Problem
-from generator.plan.catalog_models import OpticModel, PriceItem
+from generator.plan.catalog_models import MediaModel, OpticModel, PriceItem
 
 FAMILY = "prices"
 
@@ -30,11 +30,14 @@ class PriceBook:
     overridden: frozenset[str]
     override_file: str | None
     optics: dict[str, OpticModel]
+    media: dict[str, MediaModel]
+    psus: dict[str, int]
+    nics: dict[str, str]
 
     @property
     def shared_parts(self) -> set[str]:
-        """Twin-port switch modules: one module serves the two ports of a cage."""
-        return {k for k, o in self.optics.items() if o.where == "switch" and o.ports_400g == 2}
+        """Twin-port modules: one module serves the two ports of a cage."""
+        return {k for k, o in self.optics.items() if o.ports_400g == 2}
 
     def get(self, item_id: str) -> PriceItem | None:
         return self.items.get(item_id)
@@ -111,9 +114,16 @@ def load_price_book(catalog: Catalog, override: Path | None) -> PriceBook:
     if problems:
         where = str(override) if override is not None else "prices.yaml"
         raise PodplanError("price book does not validate", where, problems)
+    servers = catalog.servers
+    psus = {k: v.psu_count or 0 for k, v in servers.items()}
+    nics = {k: str((v or {}).get("name", k)) for k, v in catalog.raw("nics")["items"].items()}
     return PriceBook(
         items,
         frozenset(changed),
         str(override) if override is not None else None,
         catalog.family("optics", OpticModel),
+        catalog.family("media", MediaModel),
+        psus,
+        nics,
     )
+

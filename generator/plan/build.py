@@ -22,8 +22,9 @@ from generator.plan._construct import gc_paused
 from generator.plan.catalog_models import FailureStats, PlanCatalog
 from generator.plan.cloud import plan_cloud
 from generator.plan.compute import plan_compute
-from generator.plan.devices import build_links, build_nodes, build_racks, build_switches
-from generator.plan.facility.layout import solve_layout
+from generator.plan.devices import build_links, build_nodes, build_switches, floor_of
+from generator.plan.facility.power import build_racks
+from generator.plan.facility.layout import north_south_nic, solve_layout
 from generator.plan.heads import plan_management
 from generator.plan.models import (
     CloudEquivalent,
@@ -62,9 +63,10 @@ def build_plan(spec: Spec, spec_file: str, sizing: SizingResult, catalog: Catalo
 # ---------------------------------------------------------------- deciding
 
 
-def _rails(spec: Spec, server: Server) -> int:
-    """East-west NICs per node; zero (no compute fabric) for servers without any."""
-    if not server.east_west_nic_options:
+def _rails(spec: Spec, server: Server, fabric_nodes: int) -> int:
+    """East-west NICs per node; zero (no compute fabric) for servers without any, and for a
+    single node (smallest fabric rule: one node's GPUs talk over NVLink, see fabric)."""
+    if not server.east_west_nic_options or fabric_nodes + spec.fabric.growth_nodes <= 1:
         return 0
     return spec.hardware.east_west_nics_per_node
 
@@ -82,8 +84,8 @@ def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog) -> Parts:
     gpu = pc.gpus[spec.hardware.gpu]
     stats = _failure_stats(pc)
     nodes = plan_compute(spec, sizing, stats)
-    rails = _rails(spec, server)
-    mgmt = plan_management(spec, fabric=rails > 0)
+    rails = _rails(spec, server, len(nodes.compute) + len(nodes.spares))
+    mgmt = plan_management(spec, rails > 0, len(nodes.compute), pc.management)
     sm_hosts = mgmt.subnet_manager_hosts(spec.fabric.subnet_manager.value) if rails else []
     fabric_nodes = [*nodes.compute, *nodes.spares]
     designed = len(fabric_nodes) + spec.fabric.growth_nodes
@@ -95,7 +97,9 @@ def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog) -> Parts:
     )
     storage = plan_storage(spec, sizing, storage_model, nfs)
     storage_names = [f"{STORAGE_PREFIX}{i:02d}" for i in range(1, storage.nodes + 1)]
-    frontend, racks = solve_layout(spec, pc, server, nodes, mgmt, graph, storage_names)
+    frontend, backend, oob_agg, racks = solve_layout(
+        spec, pc, server, nodes, mgmt, graph, storage_names
+    )
     return Parts(
         spec,
         sizing,
@@ -110,6 +114,8 @@ def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog) -> Parts:
         storage_names,
         frontend,
         racks,
+        backend,
+        oob_agg,
     )
 
 
@@ -122,9 +128,10 @@ def _assemble(p: Parts, spec_file: str) -> ClusterPlan:
     addr = assign_addresses(p)
     nodes = build_nodes(p, addr)
     switches = build_switches(p, addr)
-    links = build_links(p)
-    racks = build_racks(p, spec.facility.rack_power_kw, spec.facility.rack_units)
-    power = power_summary(spec, nodes, switches)
+    floor = floor_of(p)
+    links = build_links(p, floor)
+    racks = build_racks(p, floor, nodes, switches)
+    power = power_summary(spec, racks, p.pc.floor.air_cooling_limit_kw)
     reliability = plan_reliability(
         p.sizing,
         _failure_stats(p.pc),
@@ -152,6 +159,12 @@ def _assemble(p: Parts, spec_file: str) -> ClusterPlan:
         cloud=cloud,
         admin_cidr=spec.provisioning.admin_cidr,
         notes=plan_notes(p, [*filter(None, [reliability_note(reliability)]), *cloud_notes]),
+        east_west_nic=p.server.east_west_nic if p.shape.rails else "",
+        east_west_built_in=p.server.east_west_built_in,
+        north_south_nic=north_south_nic(spec, p.server),
+        north_south_built_in=p.server.north_south_built_in,
+        spares_policy=spec.spares.model_dump(),
+        management_tier=p.mgmt.tier,
     )
 
 

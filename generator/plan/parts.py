@@ -19,6 +19,7 @@ from generator.plan.heads import Management
 from generator.plan.models import StoragePlan
 from generator.plan.network.ethernet import FrontendGraph
 from generator.plan.network.fabric import FabricGraph, FabricShape
+from generator.plan.network.side_networks import SideNet
 from generator.sizing.result import SizingResult
 from generator.spec.models import Spec
 
@@ -42,3 +43,5 @@ class Parts:
     storage_names: list[str]
     frontend: FrontendGraph
     racks: list[RackLayout]
+    backend: SideNet
+    oob_agg: SideNet

@@ -37,11 +37,12 @@ def assign_addresses(p: Parts) -> AddressTable:
     net = p.spec.network
     n, m = p.nodes, p.mgmt
     fabric_hosts = [*n.compute, *n.spares]
-    mgmt_hosts = [*m.heads, *m.login, *fabric_hosts, *m.ufm]
-    fe_hosts = [*m.heads, *m.login, *fabric_hosts, *p.storage_names]
-    servers = [*m.heads, *m.login, *fabric_hosts, *m.ufm, *p.storage_names]
+    mgmt_hosts = [*m.heads, *m.login, *fabric_hosts, *m.ufm, *m.service]
+    fe_hosts = [*m.heads, *m.login, *fabric_hosts, *p.storage_names, *m.service]
+    servers = [*m.heads, *m.login, *fabric_hosts, *m.ufm, *p.storage_names, *m.service]
     switches = [*_ib_switch_names(p.graph), *_fe_switch_names(p.frontend)]
     switches += [r.oob.name for r in p.racks if r.oob]
+    switches += [n for n, _, _ in (*p.backend.switches, *p.oob_agg.switches)]
     oob_hosts = [*servers, *switches]
     mgmt_pool = addressing.Pool(net.mgmt_cidr, "network.mgmt_cidr", len(mgmt_hosts))
     oob_pool = addressing.Pool(net.oob_cidr, "network.oob_cidr", len(oob_hosts))

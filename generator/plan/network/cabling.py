@@ -1,170 +1,150 @@
-"""Every cable of the plan, with the part at each end (catalog ids).
+"""Every link of the plan as a ``RawLink``: its two ends, their cage types and its speed.
 
-Compute fabric, per the catalog's counting rule (``optics.yaml: counting_rules``):
+Ports are named as the hardware names them: a node's fabric HCA ``mlx5_<rail>``, a QM9790
+port ``<cage>/<port>`` (32 twin-port OSFP cages), a Dell OS10 port ``1/1/<n>``, the
+front-end bond members ``fe0``/``fe1``, the back-end ports ``be0``/``be1``, the BMC
+``idrac``, a switch's management port ``mgmt`` and a PDU's ``net``. ``media`` then picks the
+cable or optics for each link from the cages and the routed length (``devices``).
 
-* node to leaf: a single-port 400G flat-top OSFP in the node's ConnectX-7
-  (MMA4Z00-NS400), one multimode MPO fiber (MFP7E10), and one port of a twin-port 800G
-  finned OSFP in the switch cage (MMA4Z00-NS): the two ports of a cage share one module;
-* switch to switch: one port of a twin-port module at each end and one fiber.
+Links that must share hardware carry a group key: the ports of one twin-port OSFP switch
+cage (``("cage", switch, cage)``) take one splitter or one twin-port transceiver; the two
+links between the same two twin-port cages (back-to-back leaves) may share one twin DAC.
 
-So for N node links on a two-tier non-blocking fabric: N node optics, 2N fibers and 1.5N
-switch modules. Switch modules are counted per used cage (a half-used cage still needs a
-whole module). Runs over 50 m (likely spine-core at three tiers) need the single-mode DR4
-parts (MMS4X00-NS + MFP7E30) instead; the plan assumes multimode throughout.
-
-Ethernet: active optical cables (100G / 25G) for hosts and OOB uplinks, 400G QSFP56-DD SR4
-optics on MPO fiber between Ethernet switches, Cat6 for the 1G out-of-band network.
+Counting (``part_counts``): a cable per link, except splitters (one per switch cage) and
+twin DACs (one per cage pair); a transceiver per link end, except twin-port modules (one per
+used cage: a half-used cage still needs a whole module).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from generator.plan._construct import builder
-from generator.plan.catalog_models import CountingRules
 from generator.plan.models import Link
 from generator.plan.network.ethernet import FrontendGraph, eth_port
 from generator.plan.network.fabric import FabricGraph, switch_port
+from generator.plan.network.media import RawLink
+from generator.plan.network.side_networks import SideNet
 
-AOC_BY_SPEED = {100: "aoc-100g-qsfp28", 25: "aoc-25g-sfp28"}
-ETH_400G_OPTIC = "qsfp56-dd-400g-sr4"
-ETH_400G_FIBER = "mfp7e10"
-OOB_CABLE = "cat6-patch"
 HOST_FE_PORTS = ("fe0", "fe1")
 BMC_PORT = "idrac"
 SWITCH_MGMT_PORT = "mgmt"
 PDU_PORT = "net"
-OOB_UPLINK_PORT = 53  # first 100G QSFP28 port of the N3248TE-ON
+SITE = "site-network"
+
+# cage type of a port: (device, 1-based port or None) -> cage
+CageOf = Callable[[str, int], str]
 
 
-# Internally built from validated inputs: skip per-object validation (hot loop).
-_link = builder(Link)
+def _twin_group(sw: str, port_name: str) -> tuple[str, ...]:
+    return ("cage", sw, port_name.split("/", 1)[0])
 
 
-def fabric_links(g: FabricGraph, rules: CountingRules, ports_per_cage: int) -> list[Link]:
+def fabric_raw(g: FabricGraph, node_cage: Callable[[str], str], ports_per_cage: int) -> list[RawLink]:
     """Node NICs, subnet-manager ports and inter-switch links of the compute fabric."""
     leaves = g.leaf_names
-    node_part, sw_part, fiber = rules.node_optic, rules.switch_optic, rules.fiber
     names = ["", *(switch_port(p, ports_per_cage) for p in range(1, g.shape.radix + 1))]
-    out = [
-        _link(
-            network="compute",
-            a=node,
-            a_port=f"mlx5_{rail}",
-            b=leaves[li],
-            b_port=names[port],
-            speed_gbps=400,
-            a_part=node_part,
-            b_part=sw_part,
-            cable=fiber,
-        )
-        for node, rail, li, port in g.node_links
-    ]
-    out += [
-        _link(
-            network="compute",
-            a=dev,
-            a_port="ib0",
-            b=sw,
-            b_port=names[port],
-            speed_gbps=400,
-            a_part=node_part,
-            b_part=sw_part,
-            cable=fiber,
-        )
-        for dev, sw, port in g.sm_links
-    ]
-    for links in (g.isl_links, g.up_links, g.core_links):
-        out += [
-            _link(
-                network="compute",
-                a=a,
-                a_port=names[ap],
-                b=b,
-                b_port=names[bp],
-                speed_gbps=400,
-                a_part=sw_part,
-                b_part=sw_part,
-                cable=fiber,
-            )
-            for a, ap, b, bp in links
-        ]
+    out = []
+    for node, rail, li, port in g.node_links:
+        sw, pn = leaves[li], names[port]
+        out.append(RawLink("compute", node, f"mlx5_{rail}", node_cage(node), sw, pn, "OSFP", 400, 0.0, _twin_group(sw, pn)))  # noqa: E501
+    for dev, sw, port in g.sm_links:
+        pn = names[port]
+        out.append(RawLink("compute", dev, "ib0", node_cage(dev), sw, pn, "OSFP", 400, 0.0, _twin_group(sw, pn)))  # noqa: E501
+    for a, ap, b, bp in g.isl_links:  # back to back: port p to port p, cage pairs line up
+        pa, pb = names[ap], names[bp]
+        grp = ("pair", a, pa.split("/")[0], b, pb.split("/")[0])
+        out.append(RawLink("compute", a, pa, "OSFP", b, pb, "OSFP", 400, 0.0, grp))
+    for links in (g.up_links, g.core_links):
+        for a, ap, b, bp in links:
+            pa = names[ap]
+            out.append(RawLink("compute", a, pa, "OSFP", b, names[bp], "OSFP", 400, 0.0, _twin_group(a, pa)))  # noqa: E501
     return out
 
 
-def frontend_links(g: FrontendGraph, oob_names: set[str]) -> list[Link]:
-    """Host and OOB-uplink cables, VLT interconnects and spine/core uplinks."""
+def frontend_raw(
+    g: FrontendGraph, host_cage: Callable[[str], str], switch_cage: CageOf
+) -> list[RawLink]:
+    """Host bond members, VLT interconnects and spine/core uplinks of the front end."""
     out = []
     for host, idx, leaf, port, speed in g.host_links:
-        host_port = eth_port(OOB_UPLINK_PORT) if host in oob_names else HOST_FE_PORTS[idx]
-        out.append(
-            _link(
-                network="frontend",
-                a=host,
-                a_port=host_port,
-                b=leaf,
-                b_port=eth_port(port),
-                speed_gbps=speed,
-                a_part=None,
-                b_part=None,
-                cable=AOC_BY_SPEED[speed],
-            )
-        )
+        out.append(RawLink("frontend", host, HOST_FE_PORTS[idx], host_cage(host), leaf, eth_port(port), switch_cage(leaf, port), speed, 0.0))  # noqa: E501
     for links in (g.vlt_links, g.up_links, g.core_links):
-        out += [
-            _link(
-                network="frontend",
-                a=a,
-                a_port=eth_port(ap),
-                b=b,
-                b_port=eth_port(bp),
-                speed_gbps=400,
-                a_part=ETH_400G_OPTIC,
-                b_part=ETH_400G_OPTIC,
-                cable=ETH_400G_FIBER,
-            )
-            for a, ap, b, bp in links
-        ]
+        for a, ap, b, bp in links:
+            out.append(RawLink("frontend", a, eth_port(ap), switch_cage(a, ap), b, eth_port(bp), switch_cage(b, bp), 400, 0.0))  # noqa: E501
     return out
 
 
-def oob_links(rack_members: Iterable[tuple[str, list[tuple[str, str]]]]) -> list[Link]:
+def side_raw(
+    net: SideNet, network: str, host_cage: Callable[[str], str], switch_cage: CageOf, speed: int
+) -> list[RawLink]:
+    """Host-to-switch and switch-to-switch links of a side network (storage back end, OOB)."""
+    out = [
+        RawLink(network, host, hp, host_cage(host), sw, eth_port(p), switch_cage(sw, p), speed, 0.0)  # noqa: E501
+        for host, hp, sw, p in net.links
+    ]
+    for a, ap, b, bp in net.isl:
+        sa, sb = switch_cage(a, ap), switch_cage(b, bp)
+        link_speed = 10 if network == "oob" else speed
+        out.append(RawLink(network, a, eth_port(ap), sa, b, eth_port(bp), sb, link_speed, 0.0))
+    return out
+
+
+def oob_raw(rack_members: Iterable[tuple[str, list[tuple[str, str]]]]) -> list[RawLink]:
     """Each rack's devices (name, port) to its OOB switch, ports in rack order."""
+    return [
+        RawLink("oob", dev, port, "RJ45", oob, eth_port(i), "RJ45", 1, 0.0)
+        for oob, members in rack_members
+        for i, (dev, port) in enumerate(members, start=1)
+    ]
+
+
+def site_raw(
+    uplinks: list[tuple[str, int]], switch_cage: CageOf, speed_of: Callable[[str], int], network: str
+) -> list[RawLink]:
+    """Uplinks to the site network; the site's patch point takes the same plug."""
     out = []
-    for oob, members in rack_members:
-        for i, (dev, port) in enumerate(members, start=1):
-            out.append(
-                _link(
-                    network="oob",
-                    a=dev,
-                    a_port=port,
-                    b=oob,
-                    b_port=eth_port(i),
-                    speed_gbps=1,
-                    a_part=None,
-                    b_part=None,
-                    cable=OOB_CABLE,
-                )
-            )
+    for i, (sw, port) in enumerate(uplinks, start=1):
+        cage = switch_cage(sw, port)
+        out.append(RawLink(network, sw, eth_port(port), cage, SITE, f"{network}-{i}", cage, speed_of(sw), 0.0))  # noqa: E501
     return out
 
 
-def part_counts(links: Iterable[Link], shared_parts: set[str]) -> dict[str, int]:
-    """Units of every optic and cable: shared (twin-port) parts count once per used cage."""
-    counts: dict[str, int] = {}
+def cage_key(device: str, port: str, twin_ports: int) -> str:
+    """The physical cage a port sits in: ``<cage>/<n>`` names share cage ``<cage>``; a
+    node HCA ``mlx5_<r>`` shares one with its neighbour when ``twin_ports`` is 2 (DGX)."""
+    if "/" in port and not port.startswith("1/1/"):
+        return port.split("/", 1)[0]
+    if twin_ports == 2 and port.startswith("mlx5_"):
+        return f"osfp{int(port[5:]) // 2}"
+    return port
+
+
+def part_counts(
+    links: Iterable[Link], twin_optics: set[str], per_cable: dict[str, object]
+) -> tuple[dict[str, int], dict[tuple[str, str, float], int]]:
+    """(transceivers by optic id, cables by (medium, part number, length))."""
+    optics: dict[str, int] = {}
+    cables: dict[tuple[str, str, float], int] = {}
     cages: set[tuple[str, str, str]] = set()
-    for link in links:
-        counts[link.cable] = counts.get(link.cable, 0) + 1
-        for dev, port, part in (
-            (link.a, link.a_port, link.a_part),
-            (link.b, link.b_port, link.b_part),
-        ):
+    shared: set[tuple[object, ...]] = set()
+    for lk in links:
+        key = (lk.media, lk.part_number, lk.length_m)
+        mode = per_cable.get(lk.media, 1)
+        if mode == 1:
+            cables[key] = cables.get(key, 0) + 1
+        else:
+            sw, port = (lk.b, lk.b_port) if mode == "cage" else (lk.a, lk.a_port)
+            tag = (lk.media, sw, cage_key(sw, port, 2))
+            if tag not in shared:
+                shared.add(tag)
+                cables[key] = cables.get(key, 0) + 1
+        for dev, port, part in ((lk.a, lk.a_port, lk.a_part), (lk.b, lk.b_port, lk.b_part)):
             if part is None:
                 continue
-            if part in shared_parts:
-                cages.add((part, dev, port.split("/", 1)[0]))
+            if part in twin_optics:
+                cages.add((part, dev, cage_key(dev, port, 2)))
             else:
-                counts[part] = counts.get(part, 0) + 1
+                optics[part] = optics.get(part, 0) + 1
     for part, _, _ in cages:
-        counts[part] = counts.get(part, 0) + 1
-    return counts
+        optics[part] = optics.get(part, 0) + 1
+    return optics, cables

@@ -15,11 +15,15 @@ NICs per node, D = designed nodes (compute + spares + ``fabric.growth_nodes``):
   16/8/0, 32/16/0, 64/32/0, 128/128/64, 256/256/128, 512/512/256).
 * **Small clusters** (D <= 32, one partial SU): building a full SU (8 leaves + 4 spines for
   8 rails) would idle most of it, so podplan collapses rails onto fewer leaves while keeping
-  every path non-blocking: one switch when all NIC ports and the subnet-manager ports fit
-  on it; otherwise G leaves (G the smallest power of two dividing R with at most 32 node
-  ports per leaf) -- two leaves are joined back to back by as many inter-switch links as
-  they have node ports (this is the Dell 8-node validated design's 2x QM9790), four or more
-  leaves get spines. ``fabric.growth_nodes`` sizes the fabric for later nodes.
+  every path non-blocking: G leaves (G the smallest power of two, at least 2, dividing R
+  with at most 32 node ports per leaf) -- two leaves are joined back to back by as many
+  inter-switch links as they have node ports (this is the Dell 8-node validated design's
+  2x QM9790, for both of its NIC configurations), four or more leaves get spines.
+  ``fabric.growth_nodes`` sizes the fabric for later nodes.
+* **Smallest fabric rule**: no InfiniBand fabric for a single node (its GPUs talk over
+  NVLink/NVSwitch; the build step gives it zero rails), and never fewer than two switches
+  for two or more nodes, so a switch failure or firmware upgrade leaves every node on half
+  its rails instead of cutting the cluster off (Dell's validated design, seed 004).
 
 The subnet manager (UFM appliances or opensm on the head nodes; QM9790 has none on board)
 attaches to free fabric ports: free leaf ports first, then free spine/core ports. When the
@@ -97,8 +101,6 @@ def shape_fabric(designed_nodes: int, rails: int, radix: int, sm_ports: int) -> 
     if r == 0 or d == 0:
         return FabricShape("none", 0, r, radix, d, 0, 0, 0, 0)
     if d <= SU_NODES:
-        if d * r + sm_ports <= radix:
-            return FabricShape("single", 1, r, radix, d, 1, 1, r, 0, 0, 1, 1)
         g = next(g for g in _powers_of_two_dividing(r) if g >= 2 and d * r // g <= half)
         per_leaf = d * (r // g)
         if g == 2:

@@ -1,0 +1,158 @@
+"""Pick the medium of every link from its two cages, its speed and its length.
+
+A medium (``media.yaml``) fits a link when its plugs go into both cages (``cage_accepts``,
+either orientation), its speed is the link's, and one of its stocked lengths covers the
+routed length. Among those, the first in the catalog's ``preference`` order wins: passive
+copper before active copper before optics, multimode before single-mode, so DAC (<= 3 m)
+and ACC (<= 5 m) serve in-rack and adjacent-rack runs and transceivers with fibre the rest.
+
+Links that share hardware are decided together (a ``LinkGroup``): the two ports of one
+twin-port OSFP switch cage take one splitter cable or one twin-port transceiver, so both
+get the medium that covers the longer of the two runs; the two links between the same pair
+of twin-port cages (back-to-back switches) may share one twin-port DAC. A group whose run
+no medium covers is an error naming the link, not a silent longest-reach guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from generator.errors import PodplanError, Problem
+from generator.plan.catalog_models import MediaModel, PlanCatalog
+
+
+@dataclass
+class RawLink:
+    """A link before its medium is chosen (ends, cages, speed, routed length)."""
+
+    network: str
+    a: str
+    a_port: str
+    a_cage: str
+    b: str
+    b_port: str
+    b_cage: str
+    speed_gbps: int
+    need_m: float
+    group: tuple[str, ...] = ()
+    # filled by choose_media
+    media: str = ""
+    length_m: float = 0.0
+    part_number: str = ""
+    a_part: str | None = None
+    b_part: str | None = None
+
+
+@dataclass(frozen=True)
+class Choice:
+    media: MediaModel
+    swapped: bool  # media a end is the link's b end
+    length_m: float
+    part: str
+
+
+@dataclass
+class MediaPicker:
+    pc: PlanCatalog
+    _cands: dict[tuple[str, str, int], list[tuple[MediaModel, bool]]] = field(
+        default_factory=dict
+    )
+
+    def _fits(self, cage: str, plug: str) -> bool:
+        return plug in self.pc.cage_accepts.get(cage, [])
+
+    def candidates(self, a_cage: str, b_cage: str, speed: int) -> list[tuple[MediaModel, bool]]:
+        key = (a_cage, b_cage, speed)
+        if key not in self._cands:
+            out = []
+            for mid in self.pc.media_preference:
+                m = self.pc.media[mid]
+                if m.speed_gbps != speed:
+                    continue
+                if self._fits(a_cage, m.a_plug) and self._fits(b_cage, m.b_plug):
+                    out.append((m, False))
+                elif self._fits(a_cage, m.b_plug) and self._fits(b_cage, m.a_plug):
+                    out.append((m, True))
+            self._cands[key] = out
+        return self._cands[key]
+
+    @staticmethod
+    def stocked(m: MediaModel, need: float) -> tuple[float, str] | None:
+        if need > m.reach_m:
+            return None
+        for length in sorted(m.lengths_m):
+            if length >= need:
+                return length, m.lengths_m[length]
+        return None
+
+
+def _shared_ok(m: MediaModel, links: list[RawLink]) -> bool:
+    """Can one cable of ``m`` serve the whole group (splitter / twin DAC rules)?
+
+    Group keys say what the links share: ``("cage", switch, cage)`` for the ports of one
+    twin-port switch cage, ``("pair", a, cage, b, cage)`` for two links between the same
+    two twin-port cages.
+    """
+    if m.per_cable == 1:
+        return True
+    kind = links[0].group[0] if links[0].group else ""
+    if m.per_cable == "cage":
+        return kind == "cage"
+    return kind == "pair" and len(links) == 2
+
+
+def _decide(picker: MediaPicker, links: list[RawLink]) -> Choice | None:
+    first = links[0]
+    need = max(lk.need_m for lk in links)
+    for m, swapped in picker.candidates(first.a_cage, first.b_cage, first.speed_gbps):
+        if not _shared_ok(m, links):
+            continue
+        got = picker.stocked(m, need)
+        if got is not None:
+            return Choice(m, swapped, got[0], got[1])
+    return None
+
+
+def choose_media(pc: PlanCatalog, links: Iterable[RawLink]) -> None:
+    """Set medium, length, part number and transceivers on every link, group by group."""
+    picker = MediaPicker(pc)
+    groups: dict[tuple[str, ...], list[RawLink]] = {}
+    singles: list[RawLink] = []
+    for lk in links:
+        if lk.group:
+            groups.setdefault(lk.group, []).append(lk)
+        else:
+            singles.append(lk)
+    for members in [*groups.values(), *([lk] for lk in singles)]:
+        choice = _decide(picker, members)
+        if choice is None:
+            lk = max(members, key=lambda x: x.need_m)
+            raise PodplanError(
+                "no cable or optic reaches a link of the plan",
+                problems=[
+                    Problem(
+                        path="facility",
+                        message=(
+                            f"{lk.a} {lk.a_port} ({lk.a_cage}) to {lk.b} {lk.b_port} "
+                            f"({lk.b_cage}) at {lk.speed_gbps}G needs {lk.need_m:.1f} m"
+                        ),
+                        hint="reduce facility.racks_per_row / row_pitch_m, or use more rows",
+                    )
+                ],
+            )
+        _apply(picker, choice, members)
+
+
+def _apply(picker: MediaPicker, c: Choice, members: list[RawLink]) -> None:
+    m = c.media
+    a_opt, b_opt = (m.b_optic, m.a_optic) if c.swapped else (m.a_optic, m.b_optic)
+    for lk in members:
+        lk.media = m.id
+        lk.a_part, lk.b_part = a_opt, b_opt
+        if m.per_cable == 1:
+            got = picker.stocked(m, lk.need_m)
+            assert got is not None
+            lk.length_m, lk.part_number = got
+        else:
+            lk.length_m, lk.part_number = c.length_m, c.part
