@@ -6,7 +6,9 @@
   counts per network; everything else (nodes with addresses, switches, racks, fabric,
   storage, scheduler, cloud) is in plan.yaml. This keeps a 2,048-node plan.yaml readable and
   fast to write.
-* ``cabling.csv``: one row per cable, device/port to device/port, parts at each end.
+* ``cabling.csv``: one row per link, device/port to device/port, transceivers at each end,
+  the cage type of each port, the medium, the stocked length and its exact part number.
+* ``fabric/``: the InfiniBand hand-off files (``emit.fabric``).
 * ``racks.csv``: rack -> U -> device (PDUs are zero-U, listed at U 0).
 
 plan.yaml is written by a small block-YAML emitter (see ``dump_plan_yaml``).
@@ -24,6 +26,7 @@ from collections import Counter
 from typing import Any
 
 from generator.bom import BillOfMaterials, format_bom
+from generator.emit.fabric import emit_fabric
 from generator.plan._construct import gc_paused
 from generator.plan.models import ClusterPlan
 from generator.render.files import OutFile, commented_header
@@ -128,7 +131,12 @@ def cabling_csv(plan: ClusterPlan) -> str:
     buf = io.StringIO()
     buf.write(commented_header(plan.spec_file))
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["network", "a", "a_port", "a_part", "b", "b_port", "b_part", "speed_gbps", "cable"])
+    w.writerow(
+        [
+            "network", "a", "a_port", "a_part", "b", "b_port", "b_part", "speed_gbps", "cable",
+            "a_cage", "b_cage", "media", "length_m", "part_number",
+        ]
+    )  # fmt: skip
     w.writerows(
         (
             x.network,
@@ -140,6 +148,11 @@ def cabling_csv(plan: ClusterPlan) -> str:
             x.b_part or "",
             x.speed_gbps,
             x.cable,
+            x.a_cage,
+            x.b_cage,
+            x.media,
+            f"{x.length_m:g}",
+            x.part_number,
         )
         for x in plan.links
     )
@@ -199,4 +212,5 @@ def _files(plan: ClusterPlan, bom: BillOfMaterials, base: str) -> list[OutFile]:
         OutFile(f"{base}/cabling.csv", cabling_csv(plan)),
         OutFile(f"{base}/plan.yaml", dump_plan_yaml(plan_document(plan), plan.spec_file)),
         OutFile(f"{base}/racks.csv", racks_csv(plan)),
+        *emit_fabric(plan),
     ]
