@@ -35,8 +35,9 @@ SITE = "site-network"
 CageOf = Callable[[str, int], str]
 
 
-def _twin_group(sw: str, port_name: str) -> tuple[str, ...]:
-    return ("cage", sw, port_name.split("/", 1)[0])
+def _twin_group(sw: str, port_name: str, far_cage: str) -> tuple[str, ...]:
+    """The twin-port cage a link shares with its neighbour port (same far-end cage type)."""
+    return ("cage", sw, port_name.split("/", 1)[0], far_cage)
 
 
 def fabric_raw(g: FabricGraph, node_cage: Callable[[str], str], ports_per_cage: int) -> list[RawLink]:
@@ -46,10 +47,12 @@ def fabric_raw(g: FabricGraph, node_cage: Callable[[str], str], ports_per_cage: 
     out = []
     for node, rail, li, port in g.node_links:
         sw, pn = leaves[li], names[port]
-        out.append(RawLink("compute", node, f"mlx5_{rail}", node_cage(node), sw, pn, "OSFP", 400, 0.0, _twin_group(sw, pn)))  # noqa: E501
+        nc = node_cage(node)
+        out.append(RawLink("compute", node, f"mlx5_{rail}", nc, sw, pn, "OSFP", 400, 0.0, _twin_group(sw, pn, nc)))  # noqa: E501
     for dev, sw, port in g.sm_links:
         pn = names[port]
-        out.append(RawLink("compute", dev, "ib0", node_cage(dev), sw, pn, "OSFP", 400, 0.0, _twin_group(sw, pn)))  # noqa: E501
+        nc = node_cage(dev)
+        out.append(RawLink("compute", dev, "ib0", nc, sw, pn, "OSFP", 400, 0.0, _twin_group(sw, pn, nc)))  # noqa: E501
     for a, ap, b, bp in g.isl_links:  # back to back: port p to port p, cage pairs line up
         pa, pb = names[ap], names[bp]
         grp = ("pair", a, pa.split("/")[0], b, pb.split("/")[0])
@@ -57,7 +60,7 @@ def fabric_raw(g: FabricGraph, node_cage: Callable[[str], str], ports_per_cage: 
     for links in (g.up_links, g.core_links):
         for a, ap, b, bp in links:
             pa = names[ap]
-            out.append(RawLink("compute", a, pa, "OSFP", b, names[bp], "OSFP", 400, 0.0, _twin_group(a, pa)))  # noqa: E501
+            out.append(RawLink("compute", a, pa, "OSFP", b, names[bp], "OSFP", 400, 0.0, _twin_group(a, pa, "OSFP")))  # noqa: E501
     return out
 
 
