@@ -57,11 +57,11 @@ def p2p_csv(plan: ClusterPlan) -> str:
     return buf.getvalue()
 
 
-def _system_type(plan: ClusterPlan, name: str) -> str:
-    model = next((s.model for s in plan.switches if s.name == name), None)
-    if model is None:
-        model = next(n.model for n in plan.nodes if n.name == name)
-    return model.upper().replace("-", "_")
+def _types(plan: ClusterPlan) -> dict[str, str]:
+    """IBDM system type of every device: its catalog model, upper case."""
+    out = {n.name: n.model for n in plan.nodes}
+    out.update({s.name: s.model for s in plan.switches})
+    return {k: v.upper().replace("-", "_") for k, v in out.items()}
 
 
 def _panel(port: str, switch: bool) -> str:
@@ -76,7 +76,7 @@ def topology(plan: ClusterPlan) -> str:
     """IBDM topology file: every IB link once, under the section of its switch end."""
     links = ib_links(plan)
     switches = {s.name for s in plan.switches if s.network == "compute"}
-    types = {n: _system_type(plan, n) for lk in links for n in (lk.a, lk.b)}
+    types = _types(plan)
     sections: dict[str, list[str]] = {s.name: [] for s in plan.switches if s.network == "compute"}
     for lk in links:
         # hosts appear only as remote ends; a switch-to-switch link is listed under its a end
@@ -100,9 +100,10 @@ def ibnl_definitions(plan: ClusterPlan) -> dict[str, str]:
     switch_names = {s.name for s in plan.switches if s.network == "compute"}
     hca_ports: dict[str, set[str]] = {}
     switch_types: set[str] = set()
+    types = _types(plan)
     for lk in links:
         for dev, port in ((lk.a, lk.a_port), (lk.b, lk.b_port)):
-            t = _system_type(plan, dev)
+            t = types[dev]
             if dev in switch_names:
                 switch_types.add(t)
             else:
