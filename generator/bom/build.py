@@ -12,6 +12,7 @@ uplift. A part the price book does not price is listed with no unit price, count
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Any
 
@@ -19,8 +20,6 @@ from generator.bom.models import BillOfMaterials, BomLine, CloudCost
 from generator.bom.prices import PriceBook
 from generator.plan._construct import gc_paused
 from generator.plan.models import ClusterPlan
-import math
-
 from generator.plan.network.cabling import part_counts
 
 HOURS_PER_MONTH = 730.0
@@ -100,7 +99,8 @@ def _compute_part(plan: ClusterPlan, book: PriceBook, model: str, item_id: str) 
         nic = book.nics.get(plan.east_west_nic, plan.east_west_nic)
         how = "built in" if plan.east_west_built_in else "on their own line"
         config = (
-            "Dell configuration 1, one per GPU" if rails == node.gpus
+            "Dell configuration 1, one per GPU"
+            if rails == node.gpus
             else f"Dell configuration 2, one per {node.gpus // max(1, rails)} GPUs"
         )
         text += f", {rails}x {nic} ({config}; {how})"
@@ -274,7 +274,8 @@ def _spare_lines(plan: ClusterPlan, book: PriceBook, lines: list[BomLine]) -> li
                         update={
                             "category": "spares",
                             "quantity": qty,
-                            "extended_usd": None if line.unit_usd is None
+                            "extended_usd": None
+                            if line.unit_usd is None
                             else round(line.unit_usd * qty, 2),
                             "note": f"{share:g} % spares of {line.quantity:,}",
                         }

@@ -126,4 +126,3 @@ def load_price_book(catalog: Catalog, override: Path | None) -> PriceBook:
         psus,
         nics,
     )
-

@@ -81,7 +81,8 @@ def topology(plan: ClusterPlan) -> str:
     for lk in links:
         # hosts appear only as remote ends; a switch-to-switch link is listed under its a end
         local, lp, remote, rp = (
-            (lk.a, lk.a_port, lk.b, lk.b_port) if lk.a in switches
+            (lk.a, lk.a_port, lk.b, lk.b_port)
+            if lk.a in switches
             else (lk.b, lk.b_port, lk.a, lk.a_port)
         )
         sections[local].append(

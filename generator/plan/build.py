@@ -23,8 +23,8 @@ from generator.plan.catalog_models import FailureStats, PlanCatalog
 from generator.plan.cloud import plan_cloud
 from generator.plan.compute import plan_compute
 from generator.plan.devices import build_links, build_nodes, build_switches, floor_of
-from generator.plan.facility.power import build_racks
 from generator.plan.facility.layout import north_south_nic, solve_layout
+from generator.plan.facility.power import build_racks
 from generator.plan.heads import plan_management
 from generator.plan.models import (
     CloudEquivalent,

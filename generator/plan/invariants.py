@@ -198,10 +198,14 @@ def _reserve_problems(plan: ClusterPlan) -> list[str]:
     for rack in plan.racks:
         if rack.kind == "compute":
             continue
-        tops = [x.u + x.height_u - 1 for x in rack.slots if x.kind != "pdu" and x.device not in heights]  # noqa: E501
+        tops = [
+            x.u + x.height_u - 1 for x in rack.slots if x.kind != "pdu" and x.device not in heights
+        ]
         oob_u = min((x.u for x in rack.slots if x.device in heights), default=rack.units + 1)
         if tops and max(tops) > oob_u - 1 - rack.reserve_u:
-            out.append(f"{rack.name}: devices up to U{max(tops)} eat the {rack.reserve_u} U reserve")
+            out.append(
+                f"{rack.name}: devices up to U{max(tops)} eat the {rack.reserve_u} U reserve"
+            )
         if rack.power_kw > rack.power_budget_kw - rack.reserve_kw + EPS:
             out.append(f"{rack.name}: {rack.power_kw} kW eats the {rack.reserve_kw} kW reserve")
     return out

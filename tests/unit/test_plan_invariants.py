@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from generator.bom import build_bom, load_price_book
 from generator.catalog.load import default_catalog
 from generator.plan.invariants import plan_problems
 from generator.plan.models import ClusterPlan, Link

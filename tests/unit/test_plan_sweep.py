@@ -63,7 +63,9 @@ def test_sweep_invariants(key: object) -> None:
         ids = [i for i in qty if i == model or (i.startswith(f"{model}-") and i not in devices)]
         assert sum(qty[i] for i in ids) == count, model
     assert qty["rack-42u"] == len(plan.racks)
-    fabric_nics = sum(1 for lk in plan.links if lk.network == "compute" and lk.a_port.startswith("mlx5_"))  # noqa: E501
+    fabric_nics = sum(
+        1 for lk in plan.links if lk.network == "compute" and lk.a_port.startswith("mlx5_")
+    )
     assert qty[plan.east_west_nic or "cx7-osfp-1x400"] >= fabric_nics
     per_part = Counter(lk.part_number for lk in plan.links)
     for line in bought:

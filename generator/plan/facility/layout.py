@@ -128,8 +128,7 @@ def _endpoints(
     nic = pc.nics[north_south_nic(spec, server)]
     gpu_gbps = min(GPU_FE_GBPS, nic.port_speed_gbps)
     eps = [
-        Endpoint(n, 2, MGMT_FE_GBPS)
-        for n in (*mgmt.heads, *mgmt.service, *mgmt.login, *mgmt.ufm)
+        Endpoint(n, 2, MGMT_FE_GBPS) for n in (*mgmt.heads, *mgmt.service, *mgmt.login, *mgmt.ufm)
     ]
     eps += [Endpoint(n, min(2, sm.frontend_ports_per_node), GPU_FE_GBPS) for n in storage_names]
     fabric_nodes = [*nodes.compute, *nodes.spares]

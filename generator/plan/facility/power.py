@@ -48,9 +48,7 @@ def _cfm(pc: PlanCatalog, model: str, kw: float) -> float:
     return cfm
 
 
-def build_racks(
-    p: Parts, floor: Floor, nodes: list[Node], switches: list[Switch]
-) -> list[Rack]:
+def build_racks(p: Parts, floor: Floor, nodes: list[Node], switches: list[Switch]) -> list[Rack]:
     """Rack elevations (PDUs zero-U, then devices bottom-up) with their facility figures."""
     pc, fac = p.pc, p.spec.facility
     rack_m = pc.rack
@@ -91,7 +89,9 @@ def build_racks(
                 position=pos,
                 power_typical_kw=round(typ, 3),
                 reserve_u=fac.reserve_u if infra else 0,
-                reserve_kw=round(fac.rack_power_kw * fac.reserve_power_fraction, 3) if infra else 0.0,
+                reserve_kw=round(fac.rack_power_kw * fac.reserve_power_fraction, 3)
+                if infra
+                else 0.0,
                 btu_per_hour=round(kw * BTU_PER_KW, 1),
                 airflow_cfm=round(cfm, 1),
                 weight_kg=round(kg, 1),

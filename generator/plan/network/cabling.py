@@ -40,7 +40,9 @@ def _twin_group(sw: str, port_name: str, far_cage: str) -> tuple[str, ...]:
     return ("cage", sw, port_name.split("/", 1)[0], far_cage)
 
 
-def fabric_raw(g: FabricGraph, node_cage: Callable[[str], str], ports_per_cage: int) -> list[RawLink]:
+def fabric_raw(
+    g: FabricGraph, node_cage: Callable[[str], str], ports_per_cage: int
+) -> list[RawLink]:
     """Node NICs, subnet-manager ports and inter-switch links of the compute fabric."""
     leaves = g.leaf_names
     names = ["", *(switch_port(p, ports_per_cage) for p in range(1, g.shape.radix + 1))]
@@ -48,11 +50,26 @@ def fabric_raw(g: FabricGraph, node_cage: Callable[[str], str], ports_per_cage: 
     for node, rail, li, port in g.node_links:
         sw, pn = leaves[li], names[port]
         nc = node_cage(node)
-        out.append(RawLink("compute", node, f"mlx5_{rail}", nc, sw, pn, "OSFP", 400, 0.0, _twin_group(sw, pn, nc)))  # noqa: E501
+        out.append(
+            RawLink(
+                "compute",
+                node,
+                f"mlx5_{rail}",
+                nc,
+                sw,
+                pn,
+                "OSFP",
+                400,
+                0.0,
+                _twin_group(sw, pn, nc),
+            )
+        )
     for dev, sw, port in g.sm_links:
         pn = names[port]
         nc = node_cage(dev)
-        out.append(RawLink("compute", dev, "ib0", nc, sw, pn, "OSFP", 400, 0.0, _twin_group(sw, pn, nc)))  # noqa: E501
+        out.append(
+            RawLink("compute", dev, "ib0", nc, sw, pn, "OSFP", 400, 0.0, _twin_group(sw, pn, nc))
+        )
     for a, ap, b, bp in g.isl_links:  # back to back: port p to port p, cage pairs line up
         pa, pb = names[ap], names[bp]
         grp = ("pair", a, pa.split("/")[0], b, pb.split("/")[0])
@@ -60,7 +77,20 @@ def fabric_raw(g: FabricGraph, node_cage: Callable[[str], str], ports_per_cage: 
     for links in (g.up_links, g.core_links):
         for a, ap, b, bp in links:
             pa = names[ap]
-            out.append(RawLink("compute", a, pa, "OSFP", b, names[bp], "OSFP", 400, 0.0, _twin_group(a, pa, "OSFP")))  # noqa: E501
+            out.append(
+                RawLink(
+                    "compute",
+                    a,
+                    pa,
+                    "OSFP",
+                    b,
+                    names[bp],
+                    "OSFP",
+                    400,
+                    0.0,
+                    _twin_group(a, pa, "OSFP"),
+                )
+            )
     return out
 
 
@@ -70,10 +100,34 @@ def frontend_raw(
     """Host bond members, VLT interconnects and spine/core uplinks of the front end."""
     out = []
     for host, idx, leaf, port, speed in g.host_links:
-        out.append(RawLink("frontend", host, HOST_FE_PORTS[idx], host_cage(host), leaf, eth_port(port), switch_cage(leaf, port), speed, 0.0))  # noqa: E501
+        out.append(
+            RawLink(
+                "frontend",
+                host,
+                HOST_FE_PORTS[idx],
+                host_cage(host),
+                leaf,
+                eth_port(port),
+                switch_cage(leaf, port),
+                speed,
+                0.0,
+            )
+        )
     for links in (g.vlt_links, g.up_links, g.core_links):
         for a, ap, b, bp in links:
-            out.append(RawLink("frontend", a, eth_port(ap), switch_cage(a, ap), b, eth_port(bp), switch_cage(b, bp), 400, 0.0))  # noqa: E501
+            out.append(
+                RawLink(
+                    "frontend",
+                    a,
+                    eth_port(ap),
+                    switch_cage(a, ap),
+                    b,
+                    eth_port(bp),
+                    switch_cage(b, bp),
+                    400,
+                    0.0,
+                )
+            )
     return out
 
 
@@ -82,7 +136,7 @@ def side_raw(
 ) -> list[RawLink]:
     """Host-to-switch and switch-to-switch links of a side network (storage back end, OOB)."""
     out = [
-        RawLink(network, host, hp, host_cage(host), sw, eth_port(p), switch_cage(sw, p), speed, 0.0)  # noqa: E501
+        RawLink(network, host, hp, host_cage(host), sw, eth_port(p), switch_cage(sw, p), speed, 0.0)
         for host, hp, sw, p in net.links
     ]
     for a, ap, b, bp in net.isl:
@@ -102,13 +156,20 @@ def oob_raw(rack_members: Iterable[tuple[str, list[tuple[str, str]]]]) -> list[R
 
 
 def site_raw(
-    uplinks: list[tuple[str, int]], switch_cage: CageOf, speed_of: Callable[[str], int], network: str
+    uplinks: list[tuple[str, int]],
+    switch_cage: CageOf,
+    speed_of: Callable[[str], int],
+    network: str,
 ) -> list[RawLink]:
     """Uplinks to the site network; the site's patch point takes the same plug."""
     out = []
     for i, (sw, port) in enumerate(uplinks, start=1):
         cage = switch_cage(sw, port)
-        out.append(RawLink(network, sw, eth_port(port), cage, SITE, f"{network}-{i}", cage, speed_of(sw), 0.0))  # noqa: E501
+        out.append(
+            RawLink(
+                network, sw, eth_port(port), cage, SITE, f"{network}-{i}", cage, speed_of(sw), 0.0
+            )
+        )
     return out
 
 

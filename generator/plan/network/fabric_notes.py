@@ -115,7 +115,11 @@ def design_notes(
         extra = len(mgmt.ufm) - 2
         notes.append(
             "QM9790 is externally managed: a UFM Enterprise HA pair runs the subnet manager"
-            + (f", with {extra} SM-only UFM appliances as external standby SMs" if extra > 0 else "")
+            + (
+                f", with {extra} SM-only UFM appliances as external standby SMs"
+                if extra > 0
+                else ""
+            )
             + f", one fabric port each ({sm_where})."
         )
     else:

@@ -55,9 +55,7 @@ class Choice:
 @dataclass
 class MediaPicker:
     pc: PlanCatalog
-    _cands: dict[tuple[str, str, int], list[tuple[MediaModel, bool]]] = field(
-        default_factory=dict
-    )
+    _cands: dict[tuple[str, str, int], list[tuple[MediaModel, bool]]] = field(default_factory=dict)
 
     def _fits(self, cage: str, plug: str) -> bool:
         return plug in self.pc.cage_accepts.get(cage, [])

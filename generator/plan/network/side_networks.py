@@ -53,10 +53,14 @@ def storage_backend(nodes: list[str]) -> SideNet:
         spine_names = [f"be-{net}-spine-{j + 1:02d}" for j in range(spines)]
         out.switches += [(x, BACKEND_LARGE, "leaf") for x in leaf_names]
         out.switches += [(x, BACKEND_LARGE, "spine") for x in spine_names]
-        out.links += [(node, port_name, leaf_names[i // 32], i % 32 + 1) for i, node in enumerate(nodes)]  # noqa: E501
+        out.links += [
+            (node, port_name, leaf_names[i // 32], i % 32 + 1) for i, node in enumerate(nodes)
+        ]
         for li, leaf in enumerate(leaf_names):
             for k in range(32):
-                out.isl.append((leaf, 33 + k, spine_names[k % spines], li * (32 // spines) + k // spines + 1))  # noqa: E501
+                out.isl.append(
+                    (leaf, 33 + k, spine_names[k % spines], li * (32 // spines) + k // spines + 1)
+                )
     return out
 
 
