@@ -5,9 +5,12 @@ Each step is a plain function so the CLI, the tests and the benchmarks drive the
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass
 
 from generator.catalog.load import Catalog, default_catalog
+from generator.errors import PodplanError
 from generator.plan.models import ClusterPlan
 from generator.render.files import OutFile
 from generator.sizing.result import SizingResult
@@ -34,7 +37,26 @@ def plan(loaded: LoadedSpec, catalog: Catalog | None = None) -> ClusterPlan:
     from generator.plan.build import build_plan
 
     cat = catalog or default_catalog()
-    return build_plan(loaded.spec, loaded.path, size(loaded, cat), cat)
+    sizing = size(loaded, cat)
+    try:
+        return build_plan(loaded.spec, loaded.path, sizing, cat)
+    except PodplanError as err:
+        raise _located(err, loaded) from None
+
+
+_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def _located(err: PodplanError, loaded: LoadedSpec) -> PodplanError:
+    """The plan's error with the spec line of each problem's field (or its nearest parent)."""
+    if err.source != loaded.path:
+        return err
+    problems = []
+    for p in err.problems:
+        loc = tuple(int(i) if i else k for k, i in _PART.findall(p.path))
+        line = p.line or (loaded.lines.line_of(loc) if loc else None)
+        problems.append(dataclasses.replace(p, line=line))
+    return PodplanError(err.summary, err.source, problems)
 
 
 @dataclass(frozen=True)

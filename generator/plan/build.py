@@ -23,7 +23,7 @@ from generator.plan.catalog_models import FailureStats, PlanCatalog
 from generator.plan.cloud import plan_cloud
 from generator.plan.compute import plan_compute
 from generator.plan.devices import build_links, build_nodes, build_switches, floor_of
-from generator.plan.facility.layout import north_south_nic, solve_layout
+from generator.plan.facility.layout import node_link_gbytes, north_south_nic, solve_layout
 from generator.plan.facility.power import build_racks
 from generator.plan.heads import plan_management
 from generator.plan.models import (
@@ -36,10 +36,11 @@ from generator.plan.models import (
 from generator.plan.network import addressing
 from generator.plan.network.address_table import AddressTable, assign_addresses
 from generator.plan.network.fabric import build_fabric, shape_fabric
+from generator.plan.network.inband import plan_inband
 from generator.plan.parts import IB_MODEL, Parts
 from generator.plan.reliability import plan_reliability, reliability_note
 from generator.plan.scheduler import plan_scheduler
-from generator.plan.storage import STORAGE_MODEL, plan_storage
+from generator.plan.storage import plan_storage
 from generator.plan.summary import fabric_summary, plan_notes, power_summary
 from generator.sizing.result import SizingResult
 from generator.spec.models import Spec
@@ -91,11 +92,11 @@ def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog) -> Parts:
     designed = len(fabric_nodes) + spec.fabric.growth_nodes
     shape = shape_fabric(designed, rails, pc.switches[IB_MODEL].ports, len(sm_hosts))
     graph = build_fabric(shape, fabric_nodes, sm_hosts)
-    storage_model = pc.storage[STORAGE_MODEL]
+    # the service address sits at a fixed offset from the base, which sizing never moves
     nfs = addressing.Pool(spec.network.frontend_cidr, "network.frontend_cidr", 0).text(
         addressing.SERVICE_OFFSET
     )
-    storage = plan_storage(spec, sizing, storage_model, nfs)
+    storage = plan_storage(spec, sizing, pc, nfs, node_link_gbytes(spec, pc, server))
     storage_names = [f"{STORAGE_PREFIX}{i:02d}" for i in range(1, storage.nodes + 1)]
     frontend, backend, oob_agg, racks = solve_layout(
         spec, pc, server, nodes, mgmt, graph, storage_names
@@ -150,7 +151,7 @@ def _assemble(p: Parts, spec_file: str) -> ClusterPlan:
         switches=switches,
         links=links,
         fabric=fabric_summary(p),
-        network=_network(spec, addr),
+        network=_network(p, addr),
         storage=p.storage,
         reliability=reliability,
         racks=racks,
@@ -158,7 +159,10 @@ def _assemble(p: Parts, spec_file: str) -> ClusterPlan:
         scheduler=scheduler,
         cloud=cloud,
         admin_cidr=spec.provisioning.admin_cidr,
-        notes=plan_notes(p, [*filter(None, [reliability_note(reliability)]), *cloud_notes]),
+        notes=plan_notes(
+            p,
+            [*addr.ranges.notes, *filter(None, [reliability_note(reliability)]), *cloud_notes],
+        ),
         east_west_nic=p.server.east_west_nic if p.shape.rails else "",
         east_west_built_in=p.server.east_west_built_in,
         north_south_nic=north_south_nic(spec, p.server),
@@ -200,14 +204,16 @@ def _cloud(p: Parts, reliability: Reliability) -> tuple[list[CloudEquivalent], l
     )
 
 
-def _network(spec: Spec, addr: AddressTable) -> NetworkPlan:
-    """The spec's CIDRs plus the derived rail subnets and management gateway."""
-    net = spec.network
+def _network(p: Parts, addr: AddressTable) -> NetworkPlan:
+    """The plan's ranges (the spec's, or defaults sized to the plan), the derived rail
+    subnets and management gateway, and the in-band management design."""
+    net = addr.ranges
     return NetworkPlan(
-        oob_cidr=net.oob_cidr,
-        mgmt_cidr=net.mgmt_cidr,
-        frontend_cidr=net.frontend_cidr,
-        fabric_cidr=net.fabric_cidr,
+        inband=plan_inband(p.spec, p.frontend, net.mgmt, net.frontend, p.storage_names),
+        oob_cidr=net.oob,
+        mgmt_cidr=net.mgmt,
+        frontend_cidr=net.frontend,
+        fabric_cidr=net.fabric,
         rail_cidrs=addr.rail_cidrs,
         mgmt_gateway=addr.mgmt_gateway,
     )

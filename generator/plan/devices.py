@@ -22,6 +22,7 @@ from generator.plan.models import Addresses, Link, Node, Switch
 from generator.plan.network import cabling, ethernet
 from generator.plan.network.address_table import AddressTable
 from generator.plan.network.media import RawLink, choose_media
+from generator.plan.network.side_networks import OOB_UPLINK_PORTS
 from generator.plan.parts import IB_MODEL, Parts
 from generator.plan.storage import STORAGE_MODEL
 
@@ -169,13 +170,19 @@ def _site_uplinks(p: Parts, models: dict[str, tuple[SwitchModel, str, str]]) -> 
         if not fe.spine_names:  # a leaf pair: the site takes 400G uplink ports, not host ports
             free = [q for q in free if q > model.ports]
         ports += [(sw, q) for q in sorted(free[:n])]
-    oob_ports = [(sw, 49 + k) for sw, _, _ in p.oob_agg.switches for k in range(n)]
+    if p.oob_agg.switches:
+        oob_ports = [(sw, 49 + k) for sw, _, _ in p.oob_agg.switches for k in range(n)]
+    else:  # a few racks: each OOB switch straight to the site (side_networks)
+        oob_ports = [(r.oob.name, q) for r in p.racks if r.oob for q in OOB_UPLINK_PORTS[:n]]
 
     def cage(sw: str, port: int) -> str:
         return models[sw][0].cage_of_port(port).cage
 
-    out = cabling.site_raw(ports, cage, lambda _: 400, "frontend")
-    out += cabling.site_raw(oob_ports, cage, lambda _: 100, "oob")
+    def speed(sw: str, port: int) -> int:
+        return models[sw][0].cage_of_port(port).speed_gbps
+
+    out = cabling.site_raw(ports, cage, speed, "frontend")
+    out += cabling.site_raw(oob_ports, cage, speed, "oob")
     for lk in out:
         lk.network = "site"
     return out
@@ -204,7 +211,10 @@ def raw_links(p: Parts) -> list[RawLink]:
 
     ib = pc.switches[IB_MODEL]
     out = cabling.fabric_raw(p.graph, node_cage, ib.ports_per_cage)
-    out += cabling.frontend_raw(p.frontend, host_cage, switch_cage)
+    def nic_field(dev: str) -> str:
+        return "ethernet.north_south_nic" if roles[dev] in ("compute", "spare") else ""
+
+    out += cabling.frontend_raw(p.frontend, host_cage, switch_cage, nic_field)
     out += cabling.side_raw(p.backend, "storage", lambda _: st.backend_cage, switch_cage, 100)
     members = []
     for rack in p.racks:

@@ -16,6 +16,8 @@ assert a plan is sound before emitting from it:
 * every link's medium fits both cages (plugs accepted by the cage types, ``media.yaml``),
   runs at the link's speed, and its length is a stocked length within the medium's reach,
   with the part number of that length;
+* every twin-port cage (QM9790 ``<cage>/<port>``, DGX twin-port adapter) holds one plug:
+  its links share one transceiver part, or one shared cable (splitter, twin DAC);
 * every infrastructure and network rack keeps its reserve of U and power free.
 """
 
@@ -190,6 +192,26 @@ def _media_problems(plan: ClusterPlan, catalog: Catalog) -> list[str]:
     return out
 
 
+def _cage_problems(plan: ClusterPlan, catalog: Catalog) -> list[str]:
+    media = catalog.family("media", MediaModel)
+    plugs: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for lk in plan.links:
+        for dev, port, cage, part in (
+            (lk.a, lk.a_port, lk.a_cage, lk.a_part),
+            (lk.b, lk.b_port, lk.b_cage, lk.b_part),
+        ):
+            if "/" in port and not port.startswith("1/1/"):
+                key = (dev, port.split("/", 1)[0])
+            elif port.startswith("mlx5_") and cage.endswith("-TWIN"):
+                key = (dev, f"osfp{int(port[5:]) // 2}")
+            else:
+                continue
+            m = media.get(lk.media)
+            shared = m is not None and m.per_cable != 1
+            plugs[key].add(part or (f"cable {lk.media}" if shared else f"cable {lk.a}-{lk.b}"))
+    return [f"{d} cage {c}: {sorted(p)} in one cage" for (d, c), p in plugs.items() if len(p) > 1]
+
+
 def _reserve_problems(plan: ClusterPlan) -> list[str]:
     heights = {
         s.name: (s.u, s.height_u) for s in plan.switches if s.network == "oob" and s.tier == "leaf"
@@ -214,7 +236,8 @@ def _reserve_problems(plan: ClusterPlan) -> list[str]:
 def plan_problems(plan: ClusterPlan, catalog: Catalog) -> list[str]:
     """Everything wrong with ``plan`` (empty list when it is sound)."""
     out = _nic_problems(plan) + _port_problems(plan) + _uplink_problems(plan)
-    out += _media_problems(plan, catalog) + _reserve_problems(plan)
+    out += _media_problems(plan, catalog) + _cage_problems(plan, catalog)
+    out += _reserve_problems(plan)
     out += _rack_problems(plan, catalog) + _address_problems(plan)
     storage = catalog.family("storage", StorageModel).get(plan.storage.model)
     stored = len(plan.nodes_with_role("storage"))

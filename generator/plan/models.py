@@ -126,6 +126,21 @@ class FabricSummary(Frozen):
     design_notes: list[str] = Field(default_factory=list)
 
 
+class InbandPlan(Frozen):
+    """How in-band management and provisioning are carried (``plan.network.inband``)."""
+
+    design: Literal["frontend-vlan"] = Field(
+        default="frontend-vlan",
+        description="A VLAN on the front-end leaves; no switches or cables of its own.",
+    )
+    mgmt_vlan: int = 10
+    frontend_vlan: int = 20
+    bonded_hosts: int = Field(default=0, description="Hosts on an LACP bond (fallback for PXE).")
+    host_links: int = Field(default=0, description="Front-end host cables that carry both VLANs.")
+    switches: int = Field(default=0, description="Switches of its own (none in this design).")
+    notes: list[str] = Field(default_factory=list)
+
+
 class NetworkPlan(Frozen):
     """The address plan the addresses were drawn from."""
 
@@ -135,6 +150,7 @@ class NetworkPlan(Frozen):
     fabric_cidr: str
     rail_cidrs: list[str] = Field(description="One IPoIB subnet per rail, in rail order.")
     mgmt_gateway: str | None = None
+    inband: InbandPlan = Field(default_factory=InbandPlan)
 
 
 class StoragePlan(Frozen):
@@ -154,6 +170,11 @@ class StoragePlan(Frozen):
     nfs_export: str
     mount_point: str = "/shared"
     notes: list[str] = Field(default_factory=list)
+    required_read_gbps: float = Field(default=0.0, description="Data-loading read needed, GB/s.")
+    required_write_gbps: float = Field(
+        default=0.0, description="Write needed (checkpoint target or NVIDIA guidance), GB/s."
+    )
+    sized_by: str = Field(default="", description="What set the node count.")
 
 
 class Reliability(Frozen):

@@ -39,6 +39,14 @@ class Storage(SpecModel):
             "fits in local cache) | better (compressed images) | best (video, raw images)."
         ),
     )
+    read_gbytes_per_s_per_gpu: float | None = Field(
+        default=None,
+        gt=0,
+        description=(
+            "Data-loading read bandwidth per GPU (GB/s); unset = NVIDIA's guidance for "
+            "performance_tier and the cluster size."
+        ),
+    )
 
 
 class Facility(SpecModel):
@@ -92,7 +100,8 @@ class Spares(SpecModel):
 
 
 class EthernetSpec(SpecModel):
-    """Front-end design choices: the north-south NIC and the site uplinks."""
+    """Front-end design choices: the north-south NIC, the site uplinks and the VLANs of the
+    in-band management network, which rides the front-end leaves."""
 
     north_south_nic: str | None = Field(
         default=None,
@@ -105,6 +114,23 @@ class EthernetSpec(SpecModel):
         default=2, ge=1, le=8,
         description="Uplinks to the site network from each top-tier front-end and OOB switch.",
     )
+    mgmt_vlan: int = Field(
+        default=10, ge=1, le=4094,
+        description=(
+            "VLAN of in-band management and provisioning (network.mgmt_cidr) on the front-end "
+            "leaves: untagged on host ports, so PXE works (LACP fallback)."
+        ),
+    )
+    frontend_vlan: int = Field(
+        default=20, ge=1, le=4094,
+        description="VLAN of the front-end / storage network (network.frontend_cidr), tagged.",
+    )
+
+    @model_validator(mode="after")
+    def _distinct_vlans(self) -> EthernetSpec:
+        if self.mgmt_vlan == self.frontend_vlan:
+            raise ValueError("mgmt_vlan and frontend_vlan must differ")
+        return self
 
 
 class SubnetManager(StrEnum):

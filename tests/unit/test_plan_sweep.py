@@ -101,6 +101,7 @@ def test_lengths_pick_copper_in_rack_and_optics_across_the_floor() -> None:
     plan = _sized(2048)
     by_media = Counter(lk.media for lk in plan.links)
     assert by_media["ndr-sr4-node"] > 0 and by_media["cat6"] > 0
+    assert by_media["ndr-dr4-switch"] > 0  # runs past SR4's 50 m; cages still hold one module
     assert all(lk.length_m <= 2000 for lk in plan.links)
     dell = _example("dell-8node-config2")
     isl = [lk for lk in dell.links if lk.a.startswith("ib-leaf") and lk.b.startswith("ib-leaf")]

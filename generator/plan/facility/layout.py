@@ -11,6 +11,7 @@ rounds; ``MAX_LAYOUT_ROUNDS`` only guards against a bug).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from generator.catalog.models import Server
 from generator.plan.catalog_models import PlanCatalog
@@ -31,10 +32,46 @@ MAX_LAYOUT_ROUNDS = 32
 PDU_MODEL = "pdu-3ph-415v-32a"
 
 
+C19_ABOVE_W = 1600  # a PSU above this draws through a C19/C20 cord, else C13/C14 (E)
+MAX_C13_PDUS_PER_FEED = 2  # 42 1U devices need at most two 36-outlet PDUs per feed
+
+
 def pdus_per_rack(pc: PlanCatalog, budget_kw: float) -> int:
-    """A and B feeds, each able to carry the whole rack budget alone."""
+    """The most PDUs a rack can get: A and B feeds, each able to carry the whole budget
+    alone, or as many as a rack full of 1U devices needs for outlets."""
     pdu = pc.pdus[PDU_MODEL]
-    return 2 * max(1, math.ceil(budget_kw / pdu.capacity_kw - 1e-9))
+    by_power = math.ceil(budget_kw / pdu.capacity_kw - 1e-9)
+    return 2 * max(1, by_power, MAX_C13_PDUS_PER_FEED)
+
+
+def outlets_of(psus: int | None, psu_w: float | None) -> tuple[int, int]:
+    """(C13, C19) cords per feed of a device with ``psus`` PSUs split over A and B."""
+    per_feed = math.ceil((psus or 2) / 2)
+    return (0, per_feed) if (psu_w or 0) > C19_ABOVE_W else (per_feed, 0)
+
+
+def pdu_sizer(pc: PlanCatalog, budget: Budget) -> Callable[[RackLayout], int]:
+    """PDUs of a placed rack: per feed, enough to carry the rack's planned maximum alone
+    (infrastructure racks: plus their power reserve, so the reserve can be used) and to
+    give every power cord an outlet; A and B feeds alike."""
+    pdu = pc.pdus[PDU_MODEL]
+
+    def count(rack: RackLayout) -> int:
+        kw = rack.power_kw
+        if rack.kind != "compute":
+            kw = min(budget.power_kw, kw + budget.power_kw * budget.reserve_fraction)
+        devices = [*rack.devices, *([rack.oob] if rack.oob else [])]
+        c13 = sum(d.outlets[0] for d in devices)
+        c19 = sum(d.outlets[1] for d in devices)
+        feed = max(
+            1,
+            math.ceil(kw / pdu.capacity_kw - 1e-9),
+            math.ceil(c13 / pdu.outlets_c13),
+            math.ceil(c19 / pdu.outlets_c19) if pdu.outlets_c19 else 0,
+        )
+        return 2 * feed
+
+    return count
 
 
 def solve_layout(
@@ -55,10 +92,18 @@ def solve_layout(
     fe = design_frontend(_endpoints(nodes, mgmt, storage_names, pc, server, spec), leaf_m, spine_m)
     backend = storage_backend(storage_names)
     compute = [
-        Device(n, "node", server.rack_units, server.max_power_kw, server.mount_below_u)
+        Device(
+            n,
+            "node",
+            server.rack_units,
+            server.max_power_kw,
+            server.mount_below_u,
+            outlets=outlets_of(server.psu_count, server.psu_w),
+        )
         for n in (*nodes.compute, *nodes.spares)
     ]
     groups = _su_groups(compute, graph, fe, pc)
+    budget = Budget(fac.rack_power_kw, fac.rack_units, fac.reserve_u, fac.reserve_power_fraction)
     n_oob = 1
     for _ in range(MAX_LAYOUT_ROUNDS):
         width = max(2, len(str(n_oob)))
@@ -71,9 +116,10 @@ def solve_layout(
             server.name,
             infra,
             oob,
-            Budget(fac.rack_power_kw, fac.rack_units, fac.reserve_u, fac.reserve_power_fraction),
+            budget,
             pdus,
             oob_model.ports,
+            pdu_sizer(pc, budget),
         )
         if len(racks) == n_oob:
             agg = oob_aggregation([r.oob.name for r in racks if r.oob])
@@ -115,6 +161,12 @@ def north_south_nic(spec: Spec, server: Server) -> str:
     return spec.ethernet.north_south_nic or server.north_south_nic_default or "cx6-dx-2x100"
 
 
+def node_link_gbytes(spec: Spec, pc: PlanCatalog, server: Server) -> float:
+    """What a GPU node's front-end bond carries (GB/s): ports used x their speed / 8."""
+    nic = pc.nics[north_south_nic(spec, server)]
+    return min(2, nic.ports) * min(GPU_FE_GBPS, nic.port_speed_gbps) / 8.0
+
+
 def _endpoints(
     nodes: ComputeNodes,
     mgmt: Management,
@@ -154,10 +206,16 @@ def _infra_devices(
     st = pc.storage[STORAGE_MODEL]
     ib = pc.switches[IB_MODEL]
     leaf, spine = pc.switches[ethernet.LEAF_MODEL], pc.switches[ethernet.SPINE_MODEL]
-    out = [Device(n, "node", head.rack_units, head.max_power_kw) for n in mgmt.heads]
-    out += [Device(n, "node", head.rack_units, head.max_power_kw) for n in mgmt.service]
-    out += [Device(n, "node", login.rack_units, login.max_power_kw) for n in mgmt.login]
-    out += [Device(n, "node", login.rack_units, login.max_power_kw) for n in mgmt.ufm]
+    head_cords = outlets_of(head.psu_count, head.psu_w)
+    login_cords = outlets_of(login.psu_count, login.psu_w)
+    out = [
+        Device(n, "node", head.rack_units, head.max_power_kw, outlets=head_cords)
+        for n in (*mgmt.heads, *mgmt.service)
+    ]
+    out += [
+        Device(n, "node", login.rack_units, login.max_power_kw, outlets=login_cords)
+        for n in (*mgmt.login, *mgmt.ufm)
+    ]
     out += [Device(n, "node", st.rack_units, st.power_w / 1000.0) for n in storage_names]
     out += [
         Device(n, "switch", ib.rack_units, ib.power_kw)

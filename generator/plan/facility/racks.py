@@ -14,13 +14,14 @@ Rules:
   (with PDUs). Compute racks are filled to the budget at the servers' nameplate maximum,
   which is itself well above their typical draw.
 * Every rack gets its PDUs (zero-U, rear): A and B feeds, each able to carry the rack's
-  budget alone (``layout.pdus_per_rack``).
+  planned load alone with an outlet for each power cord (``layout.pdu_sizer``).
 * A budget or U count that cannot take one device is an error naming
   ``facility.rack_power_kw`` or ``facility.rack_units``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from generator.errors import PodplanError, Problem
@@ -39,6 +40,7 @@ class Device:
     mount_below_u: int | None = None
     rack: str = ""
     u: int = 0
+    outlets: tuple[int, int] = (1, 0)  # (C13, C19) cords per power feed
 
 
 @dataclass(frozen=True)
@@ -106,8 +108,13 @@ def layout_racks(
     budget: Budget,
     pdus_per_rack: int,
     oob_ports: int,
+    pdus_for: Callable[[RackLayout], int] | None = None,
 ) -> list[RackLayout]:
-    """Place devices into racks; returns the racks in order (compute first)."""
+    """Place devices into racks; returns the racks in order (compute first).
+
+    ``pdus_per_rack`` is the most PDUs a rack can need (it bounds the devices per rack, since
+    every PDU takes an OOB port); ``pdus_for(rack)`` the PDUs a placed rack gets (default:
+    the most)."""
     budget_kw, rack_units = budget.power_kw, budget.units
     racks: list[RackLayout] = []
     first = next((c[0] for c, _ in groups if c), None)
@@ -148,7 +155,8 @@ def layout_racks(
             rack=rack.name,
             u=rack_units - oob_template.height_u + 1,
         )
-        rack.pdus = [f"{rack.name}-pdu-{chr(ord('a') + k)}" for k in range(pdus_per_rack)]
+        count = pdus_for(rack) if pdus_for else pdus_per_rack
+        rack.pdus = [f"{rack.name}-pdu-{chr(ord('a') + k)}" for k in range(count)]
     return racks
 
 

@@ -17,7 +17,7 @@ used cage: a half-used cage still needs a whole module).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from generator.plan.models import Link
 from generator.plan.network.ethernet import FrontendGraph, eth_port
@@ -95,9 +95,14 @@ def fabric_raw(
 
 
 def frontend_raw(
-    g: FrontendGraph, host_cage: Callable[[str], str], switch_cage: CageOf
+    g: FrontendGraph,
+    host_cage: Callable[[str], str],
+    switch_cage: CageOf,
+    field_of: Callable[[str], str] = lambda _: "",
 ) -> list[RawLink]:
-    """Host bond members, VLT interconnects and spine/core uplinks of the front end."""
+    """Host bond members, VLT interconnects and spine/core uplinks of the front end.
+
+    ``field_of(host)``: the spec field that chose the host's NIC (for errors)."""
     out = []
     for host, idx, leaf, port, speed in g.host_links:
         out.append(
@@ -111,6 +116,7 @@ def frontend_raw(
                 switch_cage(leaf, port),
                 speed,
                 0.0,
+                field=field_of(host),
             )
         )
     for links in (g.vlt_links, g.up_links, g.core_links):
@@ -158,17 +164,16 @@ def oob_raw(rack_members: Iterable[tuple[str, list[tuple[str, str]]]]) -> list[R
 def site_raw(
     uplinks: list[tuple[str, int]],
     switch_cage: CageOf,
-    speed_of: Callable[[str], int],
+    speed_of: Callable[[str, int], int],
     network: str,
 ) -> list[RawLink]:
     """Uplinks to the site network; the site's patch point takes the same plug."""
     out = []
     for i, (sw, port) in enumerate(uplinks, start=1):
         cage = switch_cage(sw, port)
+        speed = speed_of(sw, port)
         out.append(
-            RawLink(
-                network, sw, eth_port(port), cage, SITE, f"{network}-{i}", cage, speed_of(sw), 0.0
-            )
+            RawLink(network, sw, eth_port(port), cage, SITE, f"{network}-{i}", cage, speed, 0.0)
         )
     return out
 
@@ -184,7 +189,7 @@ def cage_key(device: str, port: str, twin_ports: int) -> str:
 
 
 def part_counts(
-    links: Iterable[Link], twin_optics: set[str], per_cable: dict[str, object]
+    links: Iterable[Link], twin_optics: set[str], per_cable: Mapping[str, object]
 ) -> tuple[dict[str, int], dict[tuple[str, str, float], int]]:
     """(transceivers by optic id, cables by (medium, part number, length))."""
     optics: dict[str, int] = {}

@@ -15,8 +15,8 @@ no medium covers is an error naming the link, not a silent longest-reach guess.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from generator.errors import PodplanError, Problem
 from generator.plan.catalog_models import MediaModel, PlanCatalog
@@ -36,6 +36,7 @@ class RawLink:
     speed_gbps: int
     need_m: float
     group: tuple[str, ...] = ()
+    field: str = ""  # the spec field that chose the cages, for errors (default: facility)
     # filled by choose_media
     media: str = ""
     length_m: float = 0.0
@@ -56,6 +57,11 @@ class Choice:
 class MediaPicker:
     pc: PlanCatalog
     _cands: dict[tuple[str, str, int], list[tuple[MediaModel, bool]]] = field(default_factory=dict)
+
+    @cached_property
+    def rank(self) -> dict[str, int]:
+        """Position of each medium in the catalog's preference order."""
+        return {m: i for i, m in enumerate(self.pc.media_preference)}
 
     def _fits(self, cage: str, plug: str) -> bool:
         return plug in self.pc.cage_accepts.get(cage, [])
@@ -112,8 +118,11 @@ def _decide(picker: MediaPicker, links: list[RawLink]) -> Choice | None:
     return None
 
 
-def choose_media(pc: PlanCatalog, links: Iterable[RawLink]) -> None:
-    """Set medium, length, part number and transceivers on every link, group by group."""
+def choose_media(pc: PlanCatalog, links: list[RawLink]) -> None:
+    """Set medium, length, part number and transceivers on every link, group by group, then
+    make the links that share a twin-port cage agree on its plug (``cages``)."""
+    from generator.plan.network.cages import harmonize
+
     picker = MediaPicker(pc)
     groups: dict[tuple[str, ...], list[RawLink]] = {}
     singles: list[RawLink] = []
@@ -126,6 +135,8 @@ def choose_media(pc: PlanCatalog, links: Iterable[RawLink]) -> None:
         choice = _decide(picker, members)
         if choice is None:
             lk = max(members, key=lambda x: x.need_m)
+            if not picker.candidates(lk.a_cage, lk.b_cage, lk.speed_gbps):
+                raise _no_medium(lk)
             raise PodplanError(
                 "no cable or optic reaches a link of the plan",
                 problems=[
@@ -140,6 +151,25 @@ def choose_media(pc: PlanCatalog, links: Iterable[RawLink]) -> None:
                 ],
             )
         _apply(picker, choice, members)
+    harmonize(picker, links, lambda cage: cage.endswith("-TWIN"))
+
+
+def _no_medium(lk: RawLink) -> PodplanError:
+    """No catalogued cable joins the two cages at the link's speed (a design choice, not the
+    floor): the error names the spec field that chose the hardware."""
+    return PodplanError(
+        "no cable or optic joins two ports of the plan",
+        problems=[
+            Problem(
+                path=lk.field or "hardware",
+                message=(
+                    f"{lk.a} {lk.a_port} ({lk.a_cage}) to {lk.b} {lk.b_port} ({lk.b_cage}) at "
+                    f"{lk.speed_gbps}G: media.yaml has no cable or optics pair for these cages"
+                ),
+                hint="choose hardware whose ports can be cabled together",
+            )
+        ],
+    )
 
 
 def _apply(picker: MediaPicker, c: Choice, members: list[RawLink]) -> None:

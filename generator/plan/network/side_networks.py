@@ -8,7 +8,9 @@
   each switch of an aggregation pair (S5248F-ON, 48 SFP28 ports taking SFP+ at 10G); a pair
   takes up to 48 racks, more racks get more pairs. The pairs uplink to the site network, so
   no out-of-band switch hangs off the front-end leaves (the reference designs keep OOB
-  separate: S24).
+  separate: S24). Up to ``OOB_DIRECT_MAX_RACKS`` racks there is no aggregation: each rack's
+  OOB switch takes its two 10G uplinks straight to the site's management network (a pair
+  of switches and their spares would only save a few site ports).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ BACKEND_LARGE = "z9264f-on"
 OOB_AGG_MODEL = "s5248f-on"
 OOB_AGG_PORTS = 48
 OOB_UPLINK_PORTS = (49, 50)  # the N3248TE-ON's first two SFP+ ports
+OOB_DIRECT_MAX_RACKS = 4
 
 
 @dataclass
@@ -67,7 +70,9 @@ def storage_backend(nodes: list[str]) -> SideNet:
 def oob_aggregation(oob_switches: list[str]) -> SideNet:
     """Aggregation pairs for the per-rack OOB switches (two 10G uplinks each)."""
     out = SideNet()
-    pairs = math.ceil(len(oob_switches) / OOB_AGG_PORTS) if oob_switches else 0
+    if len(oob_switches) <= OOB_DIRECT_MAX_RACKS:
+        return out
+    pairs = math.ceil(len(oob_switches) / OOB_AGG_PORTS)
     for p in range(pairs):
         a, b = f"oob-agg-{2 * p + 1:02d}", f"oob-agg-{2 * p + 2:02d}"
         out.switches += [(a, OOB_AGG_MODEL, "spine"), (b, OOB_AGG_MODEL, "spine")]
