@@ -3,7 +3,11 @@
 The override has the same shape as ``prices.yaml`` (a top-level ``items`` mapping) and is
 merged by item id: a listed id replaces the listed fields of the built-in entry (e.g. only
 ``usd`` and ``date``), a new id adds an entry (then ``name``, ``unit``, ``sources`` and
-``status`` are required). Entries from the override say so in their source.
+``status`` are required). A new id must be one the BOM can look up (``priceable_ids``: a
+catalog switch, optic, medium, NIC, storage or head-node id, or ``<gpu server>-<gpu>``
+such as ``xe9680-h200-sxm``); any other id -- a typo, or an id from an older price book
+such as ``xe9680`` -- is an error with a did-you-mean, never a price silently unused.
+Entries from the override say so in their source.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pydantic import ValidationError
 from generator.catalog.load import Catalog
 from generator.errors import PodplanError, Problem
 from generator.plan.catalog_models import MediaModel, OpticModel, PriceItem
+from generator.spec.load import did_you_mean
 
 FAMILY = "prices"
 
@@ -93,13 +98,73 @@ def _read_override(path: Path) -> dict[str, Any]:
     return items
 
 
+def priceable_ids(catalog: Catalog) -> set[str]:
+    """Every id a BOM line can be priced under (see the module docstring)."""
+    ids = set(catalog.raw(FAMILY)["items"])
+    for family in ("switches", "optics", "media", "nics", "storage"):
+        ids |= set(catalog.raw(family)["items"])
+    for sid, server in catalog.servers.items():
+        if server.role == "gpu-compute":
+            ids |= {f"{sid}-{gpu.rsplit('-', 1)[0]}" for gpu in server.gpu_options}
+        else:
+            ids.add(sid)
+    return ids
+
+
+def _key_lines(path: Path) -> dict[str, int]:
+    """1-based line of each id under ``items`` in the override file."""
+    node = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    out: dict[str, int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if key.value == "items" and isinstance(value, yaml.MappingNode):
+                out = {k.value: k.start_mark.line + 1 for k, _ in value.value}
+    return out
+
+
+def _unknown_ids(catalog: Catalog, override: Path, ids: list[str]) -> list[Problem]:
+    known = priceable_ids(catalog)
+    unknown = [i for i in ids if i not in known]
+    if not unknown:
+        return []
+    lines = _key_lines(override)
+    choices = sorted(known)
+    return [
+        Problem(
+            path=f"items.{i}",
+            message=f"unknown price id '{i}': no BOM line is priced under it",
+            line=lines.get(i),
+            hint=_hint(i, choices),
+        )
+        for i in unknown
+    ]
+
+
+def _hint(item_id: str, choices: list[str]) -> str:
+    """Renamed ids first (``xe9680`` -> ``xe9680-<gpu>``), then a close spelling."""
+    renamed = [c for c in choices if c.startswith(f"{item_id}-")]
+    if len(renamed) == 1:
+        return f"did you mean '{renamed[0]}'?"
+    if renamed:
+        return "did you mean one of " + ", ".join(f"'{c}'" for c in renamed) + "?"
+    return did_you_mean(item_id, choices) or (
+        "ids are prices.yaml ids, catalog part ids or <gpu server>-<gpu family>"
+    )
+
+
 def load_price_book(catalog: Catalog, override: Path | None) -> PriceBook:
     """The built-in price book merged with ``override`` (path already resolved)."""
     base = catalog.raw(FAMILY)["items"]
     merged: dict[str, dict[str, Any]] = {k: dict(v or {}) for k, v in base.items()}
     changed: set[str] = set()
     if override is not None:
-        for item_id, fields in _read_override(override).items():
+        given = _read_override(override)
+        unknown = _unknown_ids(catalog, override, [str(k) for k in given])
+        if unknown:
+            raise PodplanError(
+                "price book names parts podplan does not know", str(override), unknown
+            )
+        for item_id, fields in given.items():
             merged[str(item_id)] = {**merged.get(str(item_id), {}), **fields}
             changed.add(str(item_id))
     items: dict[str, PriceItem] = {}

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import io
+from functools import cache
 
 from generator.plan.models import ClusterPlan, Link
 from generator.render.files import OutFile, commented_header
@@ -64,6 +65,7 @@ def _types(plan: ClusterPlan) -> dict[str, str]:
     return {k: v.upper().replace("-", "_") for k, v in out.items()}
 
 
+@cache
 def _panel(port: str, switch: bool) -> str:
     """Front-panel name in the topology file: QM9790 ports as P<n>, hosts as mlx5_<r>/P1."""
     if switch:

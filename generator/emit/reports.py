@@ -23,6 +23,7 @@ import io
 import json
 import re
 from collections import Counter
+from operator import attrgetter
 from typing import Any
 
 from generator.bom import BillOfMaterials, format_bom
@@ -137,25 +138,23 @@ def cabling_csv(plan: ClusterPlan) -> str:
             "a_cage", "b_cage", "media", "length_m", "part_number",
         ]
     )  # fmt: skip
-    w.writerows(
-        (
-            x.network,
-            x.a,
-            x.a_port,
-            x.a_part or "",
-            x.b,
-            x.b_port,
-            x.b_part or "",
-            x.speed_gbps,
-            x.cable,
-            x.a_cage,
-            x.b_cage,
-            x.media,
-            f"{x.length_m:g}",
-            x.part_number,
-        )
-        for x in plan.links
-    )
+    fields = attrgetter(
+        "network", "a", "a_port", "a_part", "b", "b_port", "b_part", "speed_gbps", "cable",
+        "a_cage", "b_cage", "media", "length_m", "part_number",
+    )  # fmt: skip
+    lengths: dict[float, str] = {}
+    rows = []
+    for x in plan.links:
+        row = list(fields(x))
+        row[3] = row[3] or ""
+        row[6] = row[6] or ""
+        length = row[12]
+        text = lengths.get(length)
+        if text is None:
+            text = lengths[length] = f"{length:g}"
+        row[12] = text
+        rows.append(row)
+    w.writerows(rows)
     return buf.getvalue()
 
 

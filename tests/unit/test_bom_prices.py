@@ -64,8 +64,8 @@ def test_missing_override_is_an_error_on_prices(tmp_path: Path) -> None:
     ("text", "path"),
     [
         ("items: [1, 2]\n", "items"),
-        ("items:\n  xe9680: {usd: lots}\n", "items.xe9680.usd"),
-        ("items:\n  new-part: {usd: 5}\n", "items.new-part.name"),
+        ("items:\n  xe9680-h100-sxm: {usd: lots}\n", "items.xe9680-h100-sxm.usd"),
+        ("items:\n  new-part: {usd: 5}\n", "items.new-part"),
         ("items: {a: [\n", "prices"),
     ],
 )
@@ -75,6 +75,17 @@ def test_invalid_override_names_the_field(tmp_path: Path, text: str, path: str) 
     with pytest.raises(PodplanError) as exc:
         load_price_book(default_catalog(), book)
     assert path in [p.path for p in exc.value.problems]
+
+
+def test_an_old_price_id_gets_a_did_you_mean_not_silence(tmp_path: Path) -> None:
+    book = tmp_path / "old.yaml"
+    book.write_text("items:\n  qm9790: {usd: 30000}\n  xe9680: {usd: 300000}\n", encoding="utf-8")
+    with pytest.raises(PodplanError) as exc:
+        load_price_book(default_catalog(), book)
+    err = exc.value
+    assert err.source == str(book)
+    assert [(p.path, p.line) for p in err.problems] == [("items.xe9680", 3)]
+    assert "'xe9680-h100-sxm'" in (err.problems[0].hint or "")
 
 
 def test_unpriced_parts_are_listed_not_dropped() -> None:

@@ -18,10 +18,11 @@ used cage: a half-used cage still needs a whole module).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from functools import cache
 
 from generator.plan.models import Link
 from generator.plan.network.ethernet import FrontendGraph, eth_port
-from generator.plan.network.fabric import FabricGraph, switch_port
+from generator.plan.network.fabric import FabricGraph, cage_of, switch_port
 from generator.plan.network.media import RawLink
 from generator.plan.network.side_networks import SideNet
 
@@ -74,23 +75,16 @@ def fabric_raw(
         pa, pb = names[ap], names[bp]
         grp = ("pair", a, pa.split("/")[0], b, pb.split("/")[0])
         out.append(RawLink("compute", a, pa, "OSFP", b, pb, "OSFP", 400, 0.0, grp))
-    for links in (g.up_links, g.core_links):
-        for a, ap, b, bp in links:
-            pa = names[ap]
-            out.append(
-                RawLink(
-                    "compute",
-                    a,
-                    pa,
-                    "OSFP",
-                    b,
-                    names[bp],
-                    "OSFP",
-                    400,
-                    0.0,
-                    _twin_group(a, pa, "OSFP"),
-                )
-            )
+    uplinks = [*g.up_links, *g.core_links]
+    far: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for a, ap, b, bp in uplinks:
+        far.setdefault((a, cage_of(names[ap])), set()).add((b, cage_of(names[bp])))
+    for a, ap, b, bp in uplinks:
+        pa, pb = names[ap], names[bp]
+        ca, cb = cage_of(pa), cage_of(pb)
+        # both ports of the lower cage to one upper cage: a twin copper cable may serve them
+        grp = ("pair", a, ca, b, cb) if far[(a, ca)] == {(b, cb)} else _twin_group(a, pa, "OSFP")
+        out.append(RawLink("compute", a, pa, "OSFP", b, pb, "OSFP", 400, 0.0, grp))
     return out
 
 
@@ -181,6 +175,11 @@ def site_raw(
 def cage_key(device: str, port: str, twin_ports: int) -> str:
     """The physical cage a port sits in: ``<cage>/<n>`` names share cage ``<cage>``; a
     node HCA ``mlx5_<r>`` shares one with its neighbour when ``twin_ports`` is 2 (DGX)."""
+    return _cage_of_port(port, twin_ports)
+
+
+@cache
+def _cage_of_port(port: str, twin_ports: int) -> str:
     if "/" in port and not port.startswith("1/1/"):
         return port.split("/", 1)[0]
     if twin_ports == 2 and port.startswith("mlx5_"):

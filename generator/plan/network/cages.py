@@ -35,22 +35,48 @@ def _plug(lk: RawLink, end: int) -> str:
     return part if part is not None else f"cable:{lk.media}"
 
 
-def twin_cages(
-    links: list[RawLink], twin_node_cage: Callable[[str], bool]
-) -> dict[CageKey, list[End]]:
+class _CageNames:
+    """The cage a port sits in, or None (memoized: a fabric has few distinct port names)."""
+
+    def __init__(self, twin_node_cage: Callable[[str], bool]) -> None:
+        self.twin_node_cage = twin_node_cage
+        self.memo: dict[tuple[str, str], str | None] = {}
+
+    def __call__(self, port: str, cage_type: str) -> str | None:
+        key = (port, cage_type)
+        if key not in self.memo:
+            name = None
+            if "/" in port and not port.startswith("1/1/"):
+                name = port.partition("/")[0]
+            elif port.startswith("mlx5_") and self.twin_node_cage(cage_type):
+                name = f"osfp{int(port[5:]) // 2}"
+            self.memo[key] = name
+        return self.memo[key]
+
+    def of(self, lk: RawLink) -> list[tuple[CageKey, int]]:
+        out = []
+        a = self(lk.a_port, lk.a_cage)
+        if a is not None:
+            out.append(((lk.a, a), 0))
+        b = self(lk.b_port, lk.b_cage)
+        if b is not None:
+            out.append(((lk.b, b), 1))
+        return out
+
+
+def twin_cages(links: list[RawLink], names: _CageNames) -> dict[CageKey, list[End]]:
     """Every twin-port cage with two links: QM9790 ``<cage>/<port>`` ports, and node ports
-    ``mlx5_<r>`` in a twin-port adapter cage (``twin_node_cage(cage type)``)."""
+    ``mlx5_<r>`` in a twin-port adapter cage."""
     cages: dict[CageKey, list[End]] = defaultdict(list)
     for lk in links:
-        for end, dev, port, cage in (
-            (0, lk.a, lk.a_port, lk.a_cage),
-            (1, lk.b, lk.b_port, lk.b_cage),
-        ):
-            if "/" in port and not port.startswith("1/1/"):
-                cages[(dev, port.split("/", 1)[0])].append((lk, end))
-            elif port.startswith("mlx5_") and twin_node_cage(cage):
-                cages[(dev, f"osfp{int(port[5:]) // 2}")].append((lk, end))
+        for key, end in names.of(lk):
+            cages[key].append((lk, end))
     return {k: v for k, v in cages.items() if len(v) > 1}
+
+
+def _mixed(ends: list[End]) -> bool:
+    first = _plug(*ends[0])
+    return any(_plug(lk, e) != first for lk, e in ends[1:])
 
 
 def _options(picker: MediaPicker, lk: RawLink, end: int) -> list[tuple[str, MediaModel, bool]]:
@@ -108,12 +134,9 @@ def harmonize(
     picker: MediaPicker, links: list[RawLink], twin_node_cage: Callable[[str], bool]
 ) -> None:
     """Make every twin-port cage hold one plug (see the module docstring)."""
-    cages = twin_cages(links, twin_node_cage)
-    of_link: dict[int, list[CageKey]] = defaultdict(list)
-    for key, ends in cages.items():
-        for lk, _ in ends:
-            of_link[id(lk)].append(key)
-    work = [k for k, ends in cages.items() if len({_plug(lk, e) for lk, e in ends}) > 1]
+    names = _CageNames(twin_node_cage)
+    cages = twin_cages(links, names)
+    work = [k for k, ends in cages.items() if _mixed(ends)]
     rounds = 0
     while work:
         rounds += 1
@@ -121,11 +144,11 @@ def harmonize(
             raise AssertionError("twin-port cage media did not settle")
         key = work.pop()
         ends = cages[key]
-        if len({_plug(lk, e) for lk, e in ends}) == 1:
+        if not _mixed(ends):
             continue
         chosen = _common(picker, ends, key)
         for lk, _ in ends:
             m, swapped = chosen[id(lk)]
             if m.id != lk.media:
                 _assign(picker, lk, m, swapped)
-                work += [k for k in of_link[id(lk)] if k != key]
+                work += [k for k, _ in names.of(lk) if k != key and k in cages]

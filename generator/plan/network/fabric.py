@@ -11,6 +11,9 @@ NICs per node, D = designed nodes (compute + spares + ``fabric.growth_nodes``):
   every spine with the same number of cables. Beyond that, three tiers: pods of 32 leaves,
   32 spines per pod (one link from each leaf to each pod spine), and one core plane per spine
   position with ``ceil(pods x 32 / 64)`` cores, the spine uplinks spread round-robin.
+  In two tiers the two ports of a leaf cage go to one spine cage (when the port counts
+  allow), so a leaf and a spine in the same or the next rack can share one twin-port copper
+  cable instead of two transceivers and fibres.
   For full SUs this reproduces the SuperPOD table (1, 2, 4, 8, 16, 32, 64 SU -> 8/4/0,
   16/8/0, 32/16/0, 64/32/0, 128/128/64, 256/256/128, 512/512/256).
 * **Small clusters** (D <= 32, one partial SU): building a full SU (8 leaves + 4 spines for
@@ -221,9 +224,15 @@ def build_fabric(shape: FabricShape, fabric_nodes: list[str], sm_devices: list[s
         s = shape.spines_per_pod
         spine_names = [f"ib-spine-{j + 1:02d}" for j in range(s)]
         per = shape.leaf_up // s
+        paired = down % 2 == 0 and per % 2 == 0  # both ports of a leaf cage to one spine cage
         for li, leaf in enumerate(leaf_names):
             for k in range(shape.leaf_up):
-                up_links.append((leaf, down + k + 1, spine_names[k % s], li * per + k // s + 1))
+                if paired:
+                    j, half = divmod(k, 2)
+                    spine, port = j % s, li * per + 2 * (j // s) + half + 1
+                else:
+                    spine, port = k % s, li * per + k // s + 1
+                up_links.append((leaf, down + k + 1, spine_names[spine], port))
     elif shape.style == "clos3":
         half = shape.radix // 2
         wp = _w(shape.pods)

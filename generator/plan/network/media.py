@@ -15,6 +15,7 @@ no medium covers is an error naming the link, not a silent longest-reach guess.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -57,6 +58,9 @@ class Choice:
 class MediaPicker:
     pc: PlanCatalog
     _cands: dict[tuple[str, str, int], list[tuple[MediaModel, bool]]] = field(default_factory=dict)
+    _stock: dict[tuple[str, float], tuple[float, str] | None] = field(default_factory=dict)
+    _lengths: dict[str, list[float]] = field(default_factory=dict)
+    decisions: dict[tuple[object, ...], Choice | None] = field(default_factory=dict)
 
     @cached_property
     def rank(self) -> dict[str, int]:
@@ -81,14 +85,22 @@ class MediaPicker:
             self._cands[key] = out
         return self._cands[key]
 
-    @staticmethod
-    def stocked(m: MediaModel, need: float) -> tuple[float, str] | None:
-        if need > m.reach_m:
-            return None
-        for length in sorted(m.lengths_m):
-            if length >= need:
-                return length, m.lengths_m[length]
-        return None
+    def stocked(self, m: MediaModel, need: float) -> tuple[float, str] | None:
+        """The shortest stocked length of ``m`` covering ``need`` m, and its part number
+        (memoized: a floor repeats the same run lengths thousands of times)."""
+        key = (m.id, need)
+        if key in self._stock:
+            return self._stock[key]
+        got = None
+        if need <= m.reach_m:
+            lengths = self._lengths.get(m.id)
+            if lengths is None:
+                lengths = self._lengths[m.id] = sorted(m.lengths_m)
+            i = bisect_left(lengths, need)
+            if i < len(lengths):
+                got = (lengths[i], m.lengths_m[lengths[i]])
+        self._stock[key] = got
+        return got
 
 
 def _shared_ok(m: MediaModel, links: list[RawLink]) -> bool:
@@ -109,13 +121,20 @@ def _shared_ok(m: MediaModel, links: list[RawLink]) -> bool:
 def _decide(picker: MediaPicker, links: list[RawLink]) -> Choice | None:
     first = links[0]
     need = max(lk.need_m for lk in links)
+    kind = first.group[0] if first.group else ""
+    key = (first.a_cage, first.b_cage, first.speed_gbps, kind, len(links) == 2, need)
+    if key in picker.decisions:
+        return picker.decisions[key]
+    choice = None
     for m, swapped in picker.candidates(first.a_cage, first.b_cage, first.speed_gbps):
         if not _shared_ok(m, links):
             continue
         got = picker.stocked(m, need)
         if got is not None:
-            return Choice(m, swapped, got[0], got[1])
-    return None
+            choice = Choice(m, swapped, got[0], got[1])
+            break
+    picker.decisions[key] = choice
+    return choice
 
 
 def choose_media(pc: PlanCatalog, links: list[RawLink]) -> None:
