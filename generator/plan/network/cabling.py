@@ -83,10 +83,8 @@ def fabric_raw(
         pa, pb = names[ap], names[bp]
         ca, cb = cage_of(pa), cage_of(pb)
         # both ports of the lower cage to one upper cage: a twin copper cable may serve them
-        grp: tuple[str, ...] = ("pair", a, ca, b, cb)
-        if far[(a, ca)] != {(b, cb)}:
-            grp = _twin_group(a, pa, "OSFP")
-        out.append(RawLink("compute", a, pa, "OSFP", b, pb, "OSFP", 400, 0.0, grp))
+        up_grp = ("pair", a, ca, b, cb) if far[(a, ca)] == {(b, cb)} else _twin_group(a, pa, "OSFP")
+        out.append(RawLink("compute", a, pa, "OSFP", b, pb, "OSFP", 400, 0.0, up_grp))
     return out
 
 
