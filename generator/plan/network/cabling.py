@@ -17,6 +17,7 @@ used cage: a half-used cage still needs a whole module).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 
@@ -191,28 +192,32 @@ def part_counts(
     links: Iterable[Link], twin_optics: set[str], per_cable: Mapping[str, object]
 ) -> tuple[dict[str, int], dict[tuple[str, str, float], int]]:
     """(transceivers by optic id, cables by (medium, part number, length))."""
-    optics: dict[str, int] = {}
-    cables: dict[tuple[str, str, float], int] = {}
+    optics: Counter[str] = Counter()
+    cables: Counter[tuple[str, str, float]] = Counter()
     cages: set[tuple[str, str, str]] = set()
     shared: set[tuple[object, ...]] = set()
     for lk in links:
-        key = (lk.media, lk.part_number, lk.length_m)
-        mode = per_cable.get(lk.media, 1)
+        media = lk.media
+        mode = per_cable.get(media, 1)
         if mode == 1:
-            cables[key] = cables.get(key, 0) + 1
+            cables[(media, lk.part_number, lk.length_m)] += 1
         else:
             sw, port = (lk.b, lk.b_port) if mode == "cage" else (lk.a, lk.a_port)
-            tag = (lk.media, sw, cage_key(sw, port, 2))
+            tag = (media, sw, _cage_of_port(port, 2))
             if tag not in shared:
                 shared.add(tag)
-                cables[key] = cables.get(key, 0) + 1
-        for dev, port, part in ((lk.a, lk.a_port, lk.a_part), (lk.b, lk.b_port, lk.b_part)):
-            if part is None:
-                continue
-            if part in twin_optics:
-                cages.add((part, dev, cage_key(dev, port, 2)))
+                cables[(media, lk.part_number, lk.length_m)] += 1
+        a_part, b_part = lk.a_part, lk.b_part
+        if a_part is not None:
+            if a_part in twin_optics:
+                cages.add((a_part, lk.a, _cage_of_port(lk.a_port, 2)))
             else:
-                optics[part] = optics.get(part, 0) + 1
+                optics[a_part] += 1
+        if b_part is not None:
+            if b_part in twin_optics:
+                cages.add((b_part, lk.b, _cage_of_port(lk.b_port, 2)))
+            else:
+                optics[b_part] += 1
     for part, _, _ in cages:
-        optics[part] = optics.get(part, 0) + 1
-    return optics, cables
+        optics[part] += 1
+    return dict(optics), dict(cables)
