@@ -4,8 +4,9 @@ The override has the same shape as ``prices.yaml`` (a top-level ``items`` mappin
 merged by item id: a listed id replaces the listed fields of the built-in entry (e.g. only
 ``usd`` and ``date``), a new id adds an entry (then ``name``, ``unit``, ``sources`` and
 ``status`` are required). A new id must be one the BOM can look up (``priceable_ids``: a
-catalog switch, optic, medium, NIC, storage or head-node id, or ``<gpu server>-<gpu>``
-such as ``xe9680-h200-sxm``); any other id -- a typo, or an id from an older price book
+catalog switch, optic, medium, NIC, storage or head-node id, ``<gpu server>-<gpu family>``
+such as ``xe9680-h200-sxm``, or the system id of a server with one GPU option such as
+``dgx-h100``); any other id -- a typo, or an id from an older price book
 such as ``xe9680`` -- is an error with a did-you-mean, never a price silently unused.
 Entries from the override say so in their source.
 """
@@ -106,8 +107,8 @@ def priceable_ids(catalog: Catalog) -> set[str]:
     for sid, server in catalog.servers.items():
         if server.role == "gpu-compute":
             ids |= {f"{sid}-{gpu.rsplit('-', 1)[0]}" for gpu in server.gpu_options}
-        else:
-            ids.add(sid)
+        if server.role != "gpu-compute" or len(server.gpu_options) == 1:
+            ids.add(sid)  # head nodes, and systems with one GPU option (DGX: ``dgx-h100``)
     return ids
 
 
