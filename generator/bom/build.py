@@ -12,6 +12,7 @@ uplift. A part the price book does not price is listed with no unit price, count
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from generator.bom.cables import optic_lines, spare_lines
@@ -55,26 +56,25 @@ def _server_price_id(book: PriceBook, model: str, gpu: str | None) -> str:
     return model
 
 
+DELL_CONFIGS = {"xe9680": {8: "Dell configuration 1", 4: "Dell configuration 2"}}
+
+
 def _compute_part(plan: ClusterPlan, book: PriceBook, model: str, item_id: str) -> str:
-    """The compute line's name: server, GPUs, fabric NICs and configuration."""
+    """The compute line's name: system, GPUs, fabric NICs and configuration."""
     node = next(n for n in plan.nodes if n.model == model and n.role in ("compute", "spare"))
     item = book.get(item_id)
-    base = (item.name.split(",")[0] if item else model).strip()
+    base = re.split(r",| \(", item.name, maxsplit=1)[0] if item else model
     rails = plan.fabric.rails
     gpu_name = (node.gpu or "").upper().replace("-", " ")
-    text = f"{base}, {node.gpus}x {gpu_name}"
-    if rails:
-        nic = book.nics.get(plan.east_west_nic, plan.east_west_nic)
-        how = "built in" if plan.east_west_built_in else "on their own line"
-        config = (
-            "Dell configuration 1, one per GPU"
-            if rails == node.gpus
-            else f"Dell configuration 2, one per {node.gpus // max(1, rails)} GPUs"
-        )
-        text += f", {rails}x {nic} ({config}; {how})"
-    else:
-        text += ", no GPU-fabric NICs"
-    return text
+    text = f"{base.strip()}, {node.gpus}x {gpu_name}"
+    if not rails:
+        return text + ", no GPU-fabric NICs"
+    nic = book.nics.get(plan.east_west_nic, plan.east_west_nic)
+    share = "one per GPU" if rails == node.gpus else f"one per {node.gpus // rails} GPUs"
+    config = DELL_CONFIGS.get(model, {}).get(rails)
+    how = "built in" if plan.east_west_built_in else "on their own line"
+    detail = "; ".join(x for x in (f"{config}, {share}" if config else share, how) if x)
+    return text + f", {rails}x {nic} ({detail})"
 
 
 def _node_lines(plan: ClusterPlan, book: PriceBook) -> list[BomLine]:
@@ -91,11 +91,30 @@ def _node_lines(plan: ClusterPlan, book: PriceBook) -> list[BomLine]:
             continue
         item_id = _server_price_id(book, model, gpu)
         part = _compute_part(plan, book, model, item_id) if cat == "compute" else ""
+        if cat == "management":
+            part = _management_part(plan, book, model, item_id)
         line = make_line(book, cat, item_id, qty, part=part)
         if line.unit_usd is None:
             line = line.model_copy(update={"note": "no price: quote this configuration"})
         out.append(line)
     return out
+
+
+ROLE_WORDS = {  # singular, plural
+    "head": ("head node", "head nodes"),
+    "mgmt": ("service node", "service nodes (Slurm, accounting, monitoring)"),
+    "login": ("login node", "login nodes"),
+    "ufm": ("UFM appliance", "UFM appliances"),
+}
+
+
+def _management_part(plan: ClusterPlan, book: PriceBook, model: str, item_id: str) -> str:
+    """The price item's name and what the units of this model are for (heads, login ...)."""
+    roles = Counter(n.role for n in plan.nodes if n.model == model and n.role in ROLE_WORDS)
+    item = book.get(item_id)
+    name = item.name if item else model
+    uses = ", ".join(f"{k} {ROLE_WORDS[r][k > 1]}" for r, k in roles.items())
+    return f"{name}: {uses}"
 
 
 def _storage_line(plan: ClusterPlan, book: PriceBook, qty: int) -> BomLine:
