@@ -6,6 +6,7 @@ from typing import Any
 
 from generator.bom.models import BomLine, CloudCost
 from generator.plan.models import ClusterPlan
+from generator.plan.summary import site_uplinks
 
 HOURS_PER_MONTH = 730.0
 
@@ -70,6 +71,10 @@ def summary(
             "sized_by": st.sized_by,
         },
         "inband_management": _inband(plan),
+        "site_uplinks": {
+            net: {"count": n, "speed_gbps": speed, "switches": sw}
+            for net, (n, speed, sw) in sorted(site_uplinks(plan.links).items())
+        },
         "racks": len(plan.racks),
         "power_kw": plan.power.it_kw,
         "power_typical_kw": plan.power.it_typical_kw,

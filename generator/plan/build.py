@@ -41,7 +41,7 @@ from generator.plan.parts import IB_MODEL, Parts
 from generator.plan.reliability import plan_reliability, reliability_note
 from generator.plan.scheduler import plan_scheduler
 from generator.plan.storage import plan_storage
-from generator.plan.summary import fabric_summary, plan_notes, power_summary
+from generator.plan.summary import fabric_summary, plan_notes, power_summary, site_note
 from generator.sizing.result import SizingResult
 from generator.spec.models import Spec
 
@@ -161,7 +161,12 @@ def _assemble(p: Parts, spec_file: str) -> ClusterPlan:
         admin_cidr=spec.provisioning.admin_cidr,
         notes=plan_notes(
             p,
-            [*addr.ranges.notes, *filter(None, [reliability_note(reliability)]), *cloud_notes],
+            [
+                *addr.ranges.notes,
+                *filter(None, [site_note(links, spec.ethernet.site_uplinks_per_switch)]),
+                *filter(None, [reliability_note(reliability)]),
+                *cloud_notes,
+            ],
         ),
         east_west_nic=p.server.east_west_nic if p.shape.rails else "",
         east_west_built_in=p.server.east_west_built_in,

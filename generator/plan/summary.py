@@ -7,7 +7,7 @@ read first, and its wording is reviewed separately from the object construction.
 
 from __future__ import annotations
 
-from generator.plan.models import FabricSummary, PowerSummary, Rack
+from generator.plan.models import FabricSummary, Link, PowerSummary, Rack
 from generator.plan.network import ethernet
 from generator.plan.network.fabric_notes import design_notes
 from generator.plan.parts import IB_MODEL, Parts
@@ -79,6 +79,37 @@ def fabric_summary(p: Parts) -> FabricSummary:
         design_notes=design_notes(
             p.shape, p.graph, p.spec, len(p.nodes.compute), len(p.nodes.spares), p.mgmt
         ),
+    )
+
+
+def site_uplinks(links: list[Link]) -> dict[str, tuple[int, int, int]]:
+    """Per network (``frontend``, ``oob``): (uplinks, speed Gb/s, switches) to the site."""
+    out: dict[str, tuple[int, int, int]] = {}
+    switches: dict[str, set[str]] = {}
+    for lk in links:
+        if lk.network != "site":
+            continue
+        net = lk.b_port.rsplit("-", 1)[0]
+        n, _, _ = out.get(net, (0, 0, 0))
+        switches.setdefault(net, set()).add(lk.a)
+        out[net] = (n + 1, lk.speed_gbps, len(switches[net]))
+    return out
+
+
+def site_note(links: list[Link], per_switch: int) -> str | None:
+    """The site uplinks, counted and with their speed (``ethernet.site_uplinks_per_switch``)."""
+    ups = site_uplinks(links)
+    if not ups:
+        return None
+    words = {"frontend": "top-tier front-end", "oob": "out-of-band"}
+    parts = [
+        f"{n} x {speed}GbE from {sw} {words.get(net, net)} switches"
+        for net, (n, speed, sw) in sorted(ups.items())
+    ]
+    return (
+        f"Site uplinks, {per_switch} per switch (ethernet.site_uplinks_per_switch): "
+        + "; ".join(parts)
+        + ". Each comes with a transceiver or cable end for the site's switch."
     )
 
 
