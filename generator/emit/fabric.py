@@ -18,12 +18,10 @@ the topology file with ``IBDM_IBNL_PATH`` pointing there.
 
 from __future__ import annotations
 
-import csv
-import io
 from functools import cache
 
 from generator.plan.models import ClusterPlan, Link
-from generator.render.files import OutFile, commented_header
+from generator.render.files import OutFile, commented_header, csv_text
 
 P2P_COLUMNS = [
     "A-Rack", "A-U", "A-Node Name", "A-Port", "Z-Rack", "Z-U", "Z-Node Name", "Z-Port",
@@ -46,16 +44,13 @@ def p2p_csv(plan: ClusterPlan) -> str:
     where = {n.name: (n.rack, n.u) for n in plan.nodes}
     where.update({s.name: (s.rack, s.u) for s in plan.switches})
     switches = {s.name for s in plan.switches}
-    buf = io.StringIO()
-    buf.write(commented_header(plan.spec_file))
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(P2P_COLUMNS)
+    rows: list[list[str]] = []
     for lk in ib_links(plan):
         ra, ua = where[lk.a]
         rb, ub = where[lk.b]
         ap = lk.a_port if lk.a in switches else _hca_number(lk.a_port)
-        w.writerow([ra, ua, lk.a, ap, rb, ub, lk.b, lk.b_port])
-    return buf.getvalue()
+        rows.append([ra, str(ua), lk.a, ap, rb, str(ub), lk.b, lk.b_port])
+    return commented_header(plan.spec_file) + csv_text(P2P_COLUMNS, rows)
 
 
 def _types(plan: ClusterPlan) -> dict[str, str]:

@@ -30,7 +30,7 @@ from generator.bom import BillOfMaterials, format_bom
 from generator.emit.fabric import emit_fabric
 from generator.plan._construct import gc_paused
 from generator.plan.models import ClusterPlan
-from generator.render.files import OutFile, commented_header
+from generator.render.files import OutFile, commented_header, csv_text
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
 _SPECIAL = {"true", "false", "yes", "no", "on", "off", "null", "y", "n"}
@@ -128,34 +128,33 @@ def plan_document(plan: ClusterPlan) -> dict[str, Any]:
     return doc
 
 
-def cabling_csv(plan: ClusterPlan) -> str:
-    buf = io.StringIO()
-    buf.write(commented_header(plan.spec_file))
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(
-        [
-            "network", "a", "a_port", "a_part", "b", "b_port", "b_part", "speed_gbps", "cable",
-            "a_cage", "b_cage", "media", "length_m", "part_number",
-        ]
-    )  # fmt: skip
-    fields = attrgetter(
-        "network", "a", "a_port", "a_part", "b", "b_port", "b_part", "speed_gbps", "cable",
-        "a_cage", "b_cage", "media", "length_m", "part_number",
-    )  # fmt: skip
+CABLING_COLUMNS = [
+    "network", "a", "a_port", "a_part", "b", "b_port", "b_part", "speed_gbps", "cable",
+    "a_cage", "b_cage", "media", "length_m", "part_number",
+]  # fmt: skip
+
+
+def _cabling_rows(plan: ClusterPlan) -> list[list[str]]:
+    fields = attrgetter(*CABLING_COLUMNS)
     lengths: dict[float, str] = {}
     rows = []
     for x in plan.links:
         row = list(fields(x))
         row[3] = row[3] or ""
         row[6] = row[6] or ""
+        row[7] = str(row[7])
         length = row[12]
         text = lengths.get(length)
         if text is None:
             text = lengths[length] = f"{length:g}"
         row[12] = text
         rows.append(row)
-    w.writerows(rows)
-    return buf.getvalue()
+    return rows
+
+
+def cabling_csv(plan: ClusterPlan) -> str:
+    """One CSV row per link (``csv_text``: the csv module's output, written fast)."""
+    return commented_header(plan.spec_file) + csv_text(CABLING_COLUMNS, _cabling_rows(plan))
 
 
 def racks_csv(plan: ClusterPlan) -> str:
