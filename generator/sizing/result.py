@@ -87,6 +87,11 @@ class TrainingEstimate(Frozen):
     memory: MemoryBreakdown
     fits: bool
     step_time_s: float
+    step_time_parts_s: dict[str, float] = Field(
+        default_factory=dict,
+        description="One step's time by cause (s): compute, TP/CP/PP communication, ZeRO-3 "
+                    "gathers, overheads, pipeline bubble, exposed DP communication, optimizer.",
+    )
     steps: int
     processed_tokens: float
     tokens_per_second_per_gpu: float
