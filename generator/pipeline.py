@@ -128,6 +128,13 @@ def bill_of_materials(loaded: LoadedSpec, cluster: ClusterPlan, catalog: Catalog
 
 def outputs(loaded: LoadedSpec, catalog: Catalog | None = None) -> Outputs:
     """Plan the cluster and render every artifact from that one plan."""
+    from generator.plan._construct import gc_paused
+
+    with gc_paused():  # tens of thousands of acyclic objects: a collection only costs time
+        return _outputs(loaded, catalog)
+
+
+def _outputs(loaded: LoadedSpec, catalog: Catalog | None) -> Outputs:
     from generator.emit.inventory import emit_inventory
     from generator.emit.pulumi import emit_pulumi
     from generator.emit.report import emit_report

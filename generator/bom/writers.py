@@ -101,6 +101,23 @@ def to_csv(bom: BillOfMaterials) -> str:
     return buf.getvalue()
 
 
+def _inband_text(summary: dict[str, Any]) -> str:
+    ib = summary["inband_management"]
+    return (
+        f"VLAN {ib['mgmt_vlan']} (untagged, PXE via LACP fallback) beside the front-end VLAN "
+        f"{ib['frontend_vlan']} on the front-end leaves; no switches of its own, shares the "
+        f"{ib['shared_front_end_cables']:,} front-end host cables"
+    )
+
+
+def _site_text(summary: dict[str, Any]) -> str:
+    words = {"frontend": "front end", "oob": "out of band"}
+    ups = summary.get("site_uplinks") or {}
+    return "; ".join(
+        f"{u['count']} x {u['speed_gbps']}GbE ({words.get(net, net)})" for net, u in ups.items()
+    ) or "none"
+
+
 def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -117,10 +134,13 @@ def to_markdown(bom: BillOfMaterials) -> str:
         f"{f['spine_switches']} spine / {f['core_switches']} core",
         f"- Storage: {st['model']} x {st['nodes']}, {st['usable_tb']:g} TB usable, "
         f"{st['write_gbps']:g} GB/s write (estimate)",
+        f"- In-band management: {_inband_text(s)}",
+        f"- Site uplinks: {_site_text(s)}",
         f"- Racks: {s['racks']}, IT power {s['power_kw']:,.1f} kW "
         f"({s['btu_per_hour']:,.0f} BTU/h), power cost {_usd(s['power_usd_per_month'])} USD/month",
         f"- Run: {s['time_hours']:,.1f} h wall-clock at goodput {s['goodput']:.3f}",
         f"- **Capex: {_usd(bom.capex_usd)} USD** ({bom.unpriced_lines} line(s) without a price)",
+        *(f"- Without a price (quote these): {name}" for name in s["unpriced"]),
         "",
         "| Category | Part | Qty | Unit USD | Extended USD | Source |",
         "|---|---|---:|---:|---:|---|",
@@ -174,6 +194,9 @@ def to_table(bom: BillOfMaterials) -> str:
     out += [
         "",
         f"capex: {_usd(bom.capex_usd)} USD ({bom.unpriced_lines} line(s) without a price)",
+        *(f"without a price (quote these): {name}" for name in s["unpriced"]),
+        f"in-band management: {_inband_text(s)}",
+        f"site uplinks: {_site_text(s)}",
         f"power: {s['power_kw']:,.1f} kW IT, {s['facility_kw']:,.1f} kW facility, "
         f"{_usd(s['power_usd_per_month'])} USD/month",
         f"run: {s['time_hours']:,.1f} h wall-clock, goodput {s['goodput']:.3f}",

@@ -94,6 +94,16 @@ def _node_limit_problems(loaded: LoadedSpec, gpus_per_node: int) -> list[Problem
     ]
 
 
+def _ethernet_problems(loaded: LoadedSpec, catalog: Catalog) -> list[Problem]:
+    """``ethernet.north_south_nic`` names a catalog NIC (whether it plugs into the front-end
+    leaves is checked by the plan, which knows the cages)."""
+    nic = loaded.spec.ethernet.north_south_nic
+    nics = list(catalog.raw("nics")["items"])
+    if nic is None or nic in nics:
+        return []
+    return [_unknown(loaded, ("ethernet", "north_south_nic"), "NIC", nic, nics)]
+
+
 def prices_path(loaded: LoadedSpec) -> Path | None:
     """The price-book override, resolved relative to the spec file."""
     if loaded.spec.prices is None:
@@ -127,6 +137,7 @@ def check_references(loaded: LoadedSpec, catalog: Catalog) -> None:
     problems = [
         *_model_problems(loaded, catalog),
         *_hardware_problems(loaded, catalog),
+        *_ethernet_problems(loaded, catalog),
         *_prices_problems(loaded),
     ]
     if problems:

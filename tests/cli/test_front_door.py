@@ -176,7 +176,8 @@ def test_network_errors_keep_file_and_line(tmp_path: Path) -> None:
     assert r.code == 2
     assert r.err == _error(
         spec, 7, "network.mgmt_cidr: 10.129.0.0/30 has room for 0 addresses after the 9 "
-        "reserved at its start; the plan needs 6\n      allowed: a /27 or larger",
+        "reserved at its start; the plan needs 4\n      allowed: a /28 or larger\n"
+        "      hint: or leave network.mgmt_cidr unset: podplan then sizes it from the plan",
         "network.mgmt_cidr is too small for this cluster")
 
 
@@ -228,7 +229,7 @@ def test_bom_csv_is_plain_csv(tmp_path: Path) -> None:
     assert r.code == 0
     assert not r.out.startswith("#")
     rows = list(csv.DictReader(io.StringIO(r.out)))
-    assert rows[0]["category"] == "compute" and rows[0]["catalog_id"] == "xe9680"
+    assert rows[0]["category"] == "compute" and rows[0]["catalog_id"] == "xe9680-h100-sxm"
     assert rows[-1]["category"] == "total"
     assert rows[0]["generated_by"] == "podplan from examples/slurm-lab.yaml"
 
@@ -260,9 +261,9 @@ def test_size_json_explains_a_misfit_and_keeps_small_numbers(tmp_path: Path) -> 
 
 
 def test_a_price_book_error_is_located_and_human(tmp_path: Path) -> None:
-    book = write(tmp_path, "items:\n  xe9680: {usd: lots}\n", "prices.yaml")
+    book = write(tmp_path, "items:\n  xe9680-h100-sxm: {usd: lots}\n", "prices.yaml")
     spec = write(tmp_path, GOOD + "prices: prices.yaml\n")
     r = podplan("bom", str(spec))
     assert r.code == 2
-    assert r.err == _error(book.resolve(), 2, "items.xe9680.usd: must be a number, not 'lots'",
+    assert r.err == _error(book.resolve(), 2, "items.xe9680-h100-sxm.usd: must be a number, not 'lots'",
                            "price book does not validate")

@@ -28,10 +28,12 @@ def _rows(text: str) -> list[list[str]]:
 def test_report_files_and_headers() -> None:
     files = _files(8)
     assert sorted(files) == [
+        "bench-8.topo",
         "bom.csv",
         "bom.json",
         "bom.md",
         "cabling.csv",
+        "p2p.csv",
         "plan.yaml",
         "racks.csv",
     ]
