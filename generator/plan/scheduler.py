@@ -25,8 +25,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from generator.catalog.models import Gpu, Server
-from generator.plan.fabric import FabricShape
 from generator.plan.models import NodeSet, Partition, SchedulerPlan, TopologySwitch
+from generator.plan.network.fabric import FabricShape
 from generator.spec.models import NodeShape
 
 MEMORY_FRACTION = 0.95

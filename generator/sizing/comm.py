@@ -32,9 +32,15 @@ def latency(n: int, eff: Efficiency) -> float:
     return 2.0 * math.ceil(math.log2(n)) * eff.network.collective_latency_s if n > 1 else 0.0
 
 
+PCIE4_X16_BYTES_PER_S = 31.5e9
+"""One direction of PCIe Gen4 x16 (16 GT/s x 16 lanes, 128b/130b). Stopgap for GPUs without
+NVLink (L40S) so they size instead of dividing by zero; issue 13 models PCIe peer-to-peer."""
+
+
 def nvlink_bw(device: Device, eff: Efficiency) -> float:
-    """Achieved per-GPU NVLink bandwidth, one direction."""
-    return device.nvlink_bytes_per_s * eff.network.nvlink_efficiency
+    """Achieved per-GPU NVLink bandwidth, one direction (PCIe where there is no NVLink)."""
+    per_direction = device.nvlink_bytes_per_s or PCIE4_X16_BYTES_PER_S
+    return per_direction * eff.network.nvlink_efficiency
 
 
 def fabric_bw(node: Node, eff: Efficiency) -> float:

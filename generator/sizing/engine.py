@@ -38,6 +38,7 @@ from generator.sizing.result import (
     TrainingLayout,
 )
 from generator.sizing.seed import inference_seed, training_seed
+from generator.sizing.steptime import step_parts
 from generator.sizing.training_notes import explain_misfit, workload_notes
 from generator.spec.models import InferenceWorkload, Spec, TrainingWorkload
 
@@ -156,6 +157,7 @@ def estimate_training(
     return TrainingEstimate(
         name=w.name, kind=w.kind, model=arch.name, gpus=gpus, parallelism=_layout(best.layout),
         memory_gib_per_gpu=total_gib, memory=mem, fits=p.fits, step_time_s=step,
+        step_time_parts_s={k: v for k, v in step_parts(best.step).items() if v > 0},
         steps=job.steps, processed_tokens=processed, tokens_per_second_per_gpu=tok_s_gpu,
         mfu=mfu(model_flops(arch, job.kind, seq, job.adapter_params).total, tok_s_gpu,
                 device.peak_flops(job.precision)),

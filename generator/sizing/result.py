@@ -1,11 +1,14 @@
 """What sizing decides: the layout, memory and time of every workload, and the cluster size.
 
 ``SizingResult.to_json()`` is the ``podplan size --json`` contract that other tools read;
-keys there must not change without a version bump.
+keys there must not change without a version bump (new keys may be added). It carries every
+field of every estimate (notes included: why a workload does not fit and what would), so it
+says all the table says; floats keep at least four significant figures (``json_number``).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -13,6 +16,28 @@ from pydantic import BaseModel, ConfigDict, Field
 
 class Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def json_number(x: float, figures: int = 4) -> float | None:
+    """``x`` rounded to ``figures`` significant figures, never fewer than one decimal: a
+    13-second run is 0.003611 h, not 0.0; 26,837,693.1 GPU-h keep their digits. Infinity and
+    NaN have no JSON spelling and become null."""
+    if not math.isfinite(x):
+        return None
+    if x == 0:
+        return 0.0
+    return round(x, max(1, figures - 1 - math.floor(math.log10(abs(x)))))
+
+
+def json_data(value: Any) -> Any:
+    """A ``model_dump`` with every float passed through ``json_number``."""
+    if isinstance(value, float):
+        return json_number(value)
+    if isinstance(value, dict):
+        return {k: json_data(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_data(v) for v in value]
+    return value
 
 
 class TrainingLayout(Frozen):
@@ -87,6 +112,11 @@ class TrainingEstimate(Frozen):
     memory: MemoryBreakdown
     fits: bool
     step_time_s: float
+    step_time_parts_s: dict[str, float] = Field(
+        default_factory=dict,
+        description="One step's time by cause (s): compute, TP/CP/PP communication, ZeRO-3 "
+                    "gathers, overheads, pipeline bubble, exposed DP communication, optimizer.",
+    )
     steps: int
     processed_tokens: float
     tokens_per_second_per_gpu: float
@@ -104,29 +134,11 @@ class TrainingEstimate(Frozen):
     notes: list[str] = Field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        p = self.parallelism
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "gpus": self.gpus,
-            "parallelism": {
-                "tp": p.tp,
-                "pp": p.pp,
-                "dp": p.dp,
-                "cp": p.cp,
-                "vp": p.vp,
-                "micro_batch_size": p.micro_batch_size,
-                "recompute": p.recompute,
-            },
-            "memory_gib_per_gpu": round(self.memory_gib_per_gpu, 1),
-            "fits": self.fits,
-            "step_time_s": round(self.step_time_s, 3),
-            "tokens_per_second_per_gpu": round(self.tokens_per_second_per_gpu, 1),
-            "mfu": round(self.mfu, 3),
-            "time_hours": round(self.time_hours, 2),
-            "gpu_hours": round(self.gpu_hours, 1),
-            "meets_deadline": self.meets_deadline,
-        }
+        """Every field (the memory breakdown with its total, runners-up, rejected layouts,
+        the seed rule, notes), floats to four significant figures."""
+        doc: dict[str, Any] = json_data(self.model_dump(mode="python"))
+        doc["memory"]["total_gib"] = json_number(self.memory.total_gib)
+        return doc
 
 
 class InferenceEstimate(Frozen):
@@ -150,18 +162,10 @@ class InferenceEstimate(Frozen):
     notes: list[str] = Field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "gpus": self.gpus,
-            "replicas": self.replicas,
-            "parallelism": {"tp": self.tp, "pp": self.pp},
-            "memory_gib_per_gpu": round(self.memory_gib_per_gpu, 1),
-            "output_tokens_per_second": round(self.output_tokens_per_second, 1),
-            "ttft_ms": round(self.ttft_ms, 1),
-            "tpot_ms": round(self.tpot_ms, 2),
-            "max_batch": self.max_batch,
-        }
+        """Every field, plus ``parallelism: {tp, pp}`` as the JSON contract has always had."""
+        doc: dict[str, Any] = json_data(self.model_dump(mode="python"))
+        doc["parallelism"] = {"tp": self.tp, "pp": self.pp}
+        return doc
 
 
 class SizingResult(Frozen):
@@ -190,7 +194,12 @@ class SizingResult(Frozen):
         """The ``podplan size --json`` document, workloads in spec order."""
         return {
             "name": self.name,
+            "server": self.server,
+            "gpu": self.gpu,
+            "gpus_per_node": self.gpus_per_node,
             "nodes": self.nodes,
             "gpus": self.gpus,
+            "fits": self.fits,
+            "notes": list(self.notes),
             "workloads": [w.to_json() for w in self.workloads],
         }

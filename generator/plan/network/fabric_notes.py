@@ -1,0 +1,137 @@
+"""Plain-language reasoning behind the compute fabric, for ``fabric.design_notes``."""
+
+from __future__ import annotations
+
+from generator.plan.heads import Management
+from generator.plan.network.fabric import SU_NODES, FabricGraph, FabricShape, shape_fabric
+from generator.spec.models import Spec
+
+SUPERPOD = "DGX SuperPOD RA (S24)"
+
+
+def _shape_note(s: FabricShape, nodes: int) -> str:
+    d, r, k = s.designed_nodes, s.rails, s.radix
+    if s.style == "pair":
+        return (
+            f"{d * r} NIC ports plus the subnet manager exceed one {k}-port switch, so the "
+            f"rails are split over two leaves ({s.rails_per_leaf} rails, {s.leaf_down} node "
+            f"ports each) joined back to back by {s.leaf_up} inter-switch links, one per node "
+            "port: non-blocking between the halves."
+        )
+    if not s.su_layout:
+        return (
+            f"{d} nodes fit one partial SU; instead of a full SU ({r} leaves + spines) the "
+            f"rails are collapsed onto {s.leaves} leaves ({s.rails_per_leaf} rail(s) each, "
+            f"{s.leaf_down} node ports, as many uplinks) and {s.spines} spine(s), every leaf "
+            "reaching every spine with the same number of cables (non-blocking)."
+        )
+    text = (
+        f"Rail-optimized fat tree: {s.scalable_units} SU of {SU_NODES} nodes, one leaf per rail "
+        f"per SU ({r} rails -> {s.leaves} leaves, {SU_NODES} node ports down and {k // 2} up); "
+    )
+    if s.tiers == 2:
+        text += (
+            f"two tiers with {s.spines} spines (the smallest count that divides the {k // 2} "
+            "leaf uplinks and takes them all, like the RA's 16 spines for 3 SU)."
+        )
+    else:
+        text += (
+            f"{d * r} endpoints exceed two tiers ({k * k // 2}), so three: {s.pods} pods of "
+            f"{k // 2} leaves with {s.spines_per_pod} spines each, and {s.cores_per_plane} core "
+            f"switch(es) in each of the {s.spines_per_pod} core planes ({s.cores} cores)."
+        )
+    if nodes < s.scalable_units * SU_NODES:
+        text += (
+            f" The last SU is built in full (leaves and leaf-spine cables) although only "
+            f"{nodes - (s.scalable_units - 1) * SU_NODES} of its {SU_NODES} slots are used "
+            f"now ({SUPERPOD} build rule)."
+        )
+    return text
+
+
+def _dell_note(s: FabricShape, sm_ports: int) -> str | None:
+    if s.su_layout or s.style == "none":
+        return None
+    base = (
+        "Dell's 8-node validated design (seed 004: 8x XE9680, 8 or 4 ConnectX-7 each) uses "
+        "2x QM9790 for both configurations."
+    )
+    if s.style == "pair":
+        return base + " podplan arrives at the same two switches here, cabled back to back."
+    return base
+
+
+def _switches(s: FabricShape) -> int:
+    return s.leaves + s.spines + s.cores
+
+
+def design_notes(
+    s: FabricShape,
+    g: FabricGraph,
+    spec: Spec,
+    compute: int,
+    spares: int,
+    mgmt: Management,
+) -> list[str]:
+    """Why the fabric looks the way it does."""
+    if s.style == "none":
+        if compute + spares + spec.fabric.growth_nodes <= 1:
+            return [
+                "Smallest fabric rule: no InfiniBand fabric for a single node; its 8 GPUs talk "
+                "over NVLink/NVSwitch, so no fabric switch, NIC cable or subnet manager is "
+                "bought. Two or more nodes get at least two fabric switches (Dell's validated "
+                "design, seed 004), so one switch failure leaves every node on half its rails."
+            ]
+        return [
+            "The server has no east-west NICs: no compute fabric; GPU traffic uses the front end."
+        ]
+    fabric_nodes = compute + spares
+    notes = [_shape_note(s, fabric_nodes)]
+    if spec.fabric.growth_nodes:
+        notes.append(
+            f"Sized for {s.designed_nodes} nodes: {fabric_nodes} now + "
+            f"{spec.fabric.growth_nodes} growth (fabric.growth_nodes); their leaf ports stay free."
+        )
+    if s.designed_nodes > compute:
+        bare = shape_fabric(compute, s.rails, s.radix, len(g.sm_links))
+        extra = _switches(s) - _switches(bare)
+        if extra:
+            notes.append(
+                f"The {s.designed_nodes - compute} spare/growth node slot(s) cost {extra} "
+                f"fabric switches: for the {compute} compute nodes alone the fabric would be "
+                f"{bare.leaves} leaf / {bare.spines} spine / {bare.cores} core "
+                f"({bare.tiers} tier(s))."
+            )
+    dell = _dell_note(s, len(g.sm_links))
+    if dell:
+        notes.append(dell)
+    if s.rails < 8:
+        notes.append(
+            f"{s.rails} ConnectX-7 per node -> {s.rails} rails; each NIC serves "
+            f"{8 // max(1, s.rails)} GPUs over PCIe (Dell configuration 2 style)."
+        )
+    sm_where = ", ".join(f"{d} -> {sw} port {port}" for d, sw, port in g.sm_links)
+    if spec.fabric.subnet_manager.value == "ufm":
+        extra = len(mgmt.ufm) - 2
+        notes.append(
+            "QM9790 is externally managed: a UFM Enterprise HA pair runs the subnet manager"
+            + (
+                f", with {extra} SM-only UFM appliances as external standby SMs"
+                if extra > 0
+                else ""
+            )
+            + f", one fabric port each ({sm_where})."
+        )
+    else:
+        notes.append(
+            "QM9790 is externally managed: opensm runs on the head nodes (master on "
+            f"{mgmt.heads[0]}, standby on {mgmt.heads[1]}), each with one ConnectX-7 port on "
+            f"the fabric ({sm_where})."
+        )
+    notes += g.notes
+    notes.append(
+        "Cables and optics per link from the two cages and the routed length (media.yaml): "
+        "copper splitters/DACs up to 3 m, active copper to 5 m, multimode SR4 optics to 50 m, "
+        "single-mode DR4 to 100 m, 2xFR4 beyond; lengths and part numbers in cabling.csv."
+    )
+    return notes
