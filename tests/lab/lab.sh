@@ -372,8 +372,13 @@ cmd_playbook() {
     need_root
     local inventory=${1:?usage: lab.sh playbook INVENTORY_DIR [ANSIBLE_ARGS...]}
     shift
+    # SSH control sockets live in this lab's run directory: every lab uses the same
+    # addresses, and a shared ~/.ansible/cp would let one lab's ansible ride another lab's
+    # open connection into the other lab's hosts.
+    mkdir -p "$RUN/cp"
     ns_exec ops env \
         ANSIBLE_CONFIG="$REPO/ansible/ansible.cfg" \
+        ANSIBLE_SSH_CONTROL_PATH_DIR="$RUN/cp" \
         ANSIBLE_PRIVATE_KEY_FILE="$RUN/id_ed25519" \
         ANSIBLE_HOST_KEY_CHECKING=False \
         ANSIBLE_SSH_ARGS="-o ControlMaster=auto -o ControlPersist=300s -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -o LogLevel=ERROR" \
