@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 
 from benchmarks.calibration import Case, Prediction, load_cases, predict
-from generator.sizing.efficiency import Efficiency, default_efficiency
+from generator.sizing.model.efficiency import Efficiency, default_efficiency
 
 UNITS = {
     "tok_s_gpu": "tok/s/GPU", "tflops_model": "TFLOP/s", "tflops_hw": "hwTFLOP/s",

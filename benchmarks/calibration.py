@@ -29,16 +29,16 @@ from typing import Any
 import yaml
 
 from generator.catalog.load import Catalog, default_catalog
-from generator.sizing.arch import Architecture, from_catalog
-from generator.sizing.efficiency import Efficiency
-from generator.sizing.flops import hardware_flops, model_flops
-from generator.sizing.hardware import Device, Node, device_from_gpu
 from generator.sizing.inference import InferenceJob, serve
-from generator.sizing.job import Job, peft_terms, sequence_tokens
-from generator.sizing.layouts import Pins
-from generator.sizing.params import total_params
-from generator.sizing.planner import Evaluated, search_size
+from generator.sizing.model.arch import Architecture, from_catalog
+from generator.sizing.model.efficiency import Efficiency
+from generator.sizing.model.flops import hardware_flops, model_flops
+from generator.sizing.model.hardware import Device, Node, device_from_gpu
+from generator.sizing.model.job import Job, peft_terms, sequence_tokens
+from generator.sizing.model.params import total_params
 from generator.sizing.seed import SEED_GPU_HOURS_PER_BPARAM_BTOKEN
+from generator.sizing.training.layouts import Pins
+from generator.sizing.training.planner import Evaluated, search_size
 
 DATA = Path(__file__).resolve().parent / "data"
 CSV_PATH = DATA / "calibration.csv"

@@ -23,7 +23,7 @@ from typing import Any
 
 from benchmarks.accuracy import Row, evaluate, summary
 from benchmarks.calibration import load_cases, predict
-from generator.sizing.efficiency import EFFICIENCY_FILE, from_mapping, read_mapping
+from generator.sizing.model.efficiency import EFFICIENCY_FILE, from_mapping, read_mapping
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import TypeVar
 
 from generator.catalog.load import default_catalog
-from generator.sizing.arch import from_catalog
-from generator.sizing.efficiency import default_efficiency
-from generator.sizing.flops import mfu, model_flops
-from generator.sizing.hardware import Node, device_from_gpu
-from generator.sizing.job import Job, steps_for_tokens
-from generator.sizing.layouts import Pins
-from generator.sizing.planner import Searcher, SizeResult
+from generator.sizing.model.arch import from_catalog
+from generator.sizing.model.efficiency import default_efficiency
+from generator.sizing.model.flops import mfu, model_flops
+from generator.sizing.model.hardware import Node, device_from_gpu
+from generator.sizing.model.job import Job, steps_for_tokens
+from generator.sizing.training.layouts import Pins
+from generator.sizing.training.planner import Searcher, SizeResult
 
 T = TypeVar("T")
 TARGET_S = 1.0

@@ -12,12 +12,12 @@ import math
 from typing import Literal, cast
 
 from generator.catalog.load import Catalog
-from generator.sizing.arch import Architecture, resolve_model
-from generator.sizing.efficiency import Efficiency, default_efficiency
-from generator.sizing.flops import mfu, model_flops
-from generator.sizing.hardware import Device, Node, device_from_gpu
 from generator.sizing.inference import InferenceJob, max_batch, operating_point, serve
-from generator.sizing.job import (
+from generator.sizing.model.arch import Architecture, resolve_model
+from generator.sizing.model.efficiency import Efficiency, default_efficiency
+from generator.sizing.model.flops import mfu, model_flops
+from generator.sizing.model.hardware import Device, Node, device_from_gpu
+from generator.sizing.model.job import (
     Job,
     Layout,
     peft_terms,
@@ -25,10 +25,7 @@ from generator.sizing.job import (
     steps_for_dataset,
     steps_for_tokens,
 )
-from generator.sizing.layouts import Pins
-from generator.sizing.memory import GIB
-from generator.sizing.params import total_params
-from generator.sizing.planner import Plan, plan
+from generator.sizing.model.params import total_params
 from generator.sizing.result import (
     Candidate,
     InferenceEstimate,
@@ -38,7 +35,10 @@ from generator.sizing.result import (
     TrainingLayout,
 )
 from generator.sizing.seed import inference_seed, training_seed
-from generator.sizing.training_notes import explain_misfit, workload_notes
+from generator.sizing.training.layouts import Pins
+from generator.sizing.training.memory import GIB
+from generator.sizing.training.notes import explain_misfit, workload_notes
+from generator.sizing.training.planner import Plan, plan
 from generator.spec.models import InferenceWorkload, Spec, TrainingWorkload
 
 MAX_NODES = 4096

@@ -21,12 +21,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from generator.sizing import comm
-from generator.sizing.arch import Architecture
-from generator.sizing.efficiency import Efficiency
-from generator.sizing.hardware import Device, Node
-from generator.sizing.memory import GIB
-from generator.sizing.params import active_params, kv_bytes_per_token, total_params
+from generator.sizing.model.arch import Architecture
+from generator.sizing.model.efficiency import Efficiency
+from generator.sizing.model.hardware import Device, Node
+from generator.sizing.model.params import active_params, kv_bytes_per_token, total_params
+from generator.sizing.training import comm
+from generator.sizing.training.memory import GIB
 
 TP_CHOICES = (1, 2, 4, 8)
 

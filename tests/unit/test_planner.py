@@ -6,11 +6,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.sizing.efficiency import default_efficiency
-from generator.sizing.job import Job, Layout
-from generator.sizing.layouts import Pins, layouts
-from generator.sizing.planner import Searcher, plan, search_size
-from generator.sizing.steptime import step_time
+from generator.sizing.model.efficiency import default_efficiency
+from generator.sizing.model.job import Job, Layout
+from generator.sizing.training.layouts import Pins, layouts
+from generator.sizing.training.planner import Searcher, plan, search_size
+from generator.sizing.training.steptime import step_time
 from tests.unit.sizing_models import (
     H100,
     LLAMA2_7B,

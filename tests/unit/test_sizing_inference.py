@@ -6,7 +6,6 @@ import math
 
 import pytest
 
-from generator.sizing.efficiency import default_efficiency
 from generator.sizing.inference import (
     InferenceJob,
     decode_step,
@@ -17,8 +16,9 @@ from generator.sizing.inference import (
     serve,
     weights_per_gpu,
 )
-from generator.sizing.memory import GIB
-from generator.sizing.params import total_params
+from generator.sizing.model.efficiency import default_efficiency
+from generator.sizing.model.params import total_params
+from generator.sizing.training.memory import GIB
 from tests.unit.sizing_models import H100, LLAMA2_70B, LLAMA3_8B, LLAMA3_70B, XE9680_8NIC
 
 EFF = default_efficiency()

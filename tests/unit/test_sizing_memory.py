@@ -9,16 +9,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.sizing.efficiency import Efficiency, default_efficiency, from_mapping, read_mapping
-from generator.sizing.job import Job, Layout
-from generator.sizing.memory import (
+from generator.sizing.model.efficiency import (
+    Efficiency,
+    default_efficiency,
+    from_mapping,
+    read_mapping,
+)
+from generator.sizing.model.job import Job, Layout
+from generator.sizing.model.params import layer_params
+from generator.sizing.training.memory import (
     activation_bytes,
     layer_activation_bytes,
     stage_params,
     state_bytes,
     training_memory,
 )
-from generator.sizing.params import layer_params
 from tests.unit.sizing_models import GPT3_175B, LLAMA2_7B, LLAMA2_70B, LLAMA3_8B
 
 EFF = default_efficiency()

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from generator.sizing import comm
-from generator.sizing.efficiency import default_efficiency
-from generator.sizing.job import (
+from generator.sizing.model.efficiency import default_efficiency
+from generator.sizing.model.job import (
     Job,
     Layout,
     harmonic,
@@ -14,7 +13,8 @@ from generator.sizing.job import (
     steps_for_dataset,
     steps_for_tokens,
 )
-from generator.sizing.steptime import step_time
+from generator.sizing.training import comm
+from generator.sizing.training.steptime import step_time
 from tests.unit.sizing_models import H100, LLAMA2_70B, XE9680_4NIC, XE9680_8NIC
 
 EFF = default_efficiency()

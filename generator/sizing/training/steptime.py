@@ -18,12 +18,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from generator.sizing import comm
-from generator.sizing.efficiency import Efficiency, Framework
-from generator.sizing.flops import TokenFlops, hardware_flops
-from generator.sizing.hardware import Device, Node
-from generator.sizing.job import Job, Layout, sequence_tokens
-from generator.sizing.memory import stage_params
+from generator.sizing.model.efficiency import Efficiency, Framework
+from generator.sizing.model.flops import TokenFlops, hardware_flops
+from generator.sizing.model.hardware import Device, Node
+from generator.sizing.model.job import Job, Layout, sequence_tokens
+from generator.sizing.training import comm
+from generator.sizing.training.memory import stage_params
 
 
 @dataclass(frozen=True, slots=True)

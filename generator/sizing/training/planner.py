@@ -15,17 +15,17 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from generator.sizing.efficiency import Efficiency
-from generator.sizing.hardware import Device, Node
-from generator.sizing.job import Job, Layout
-from generator.sizing.layouts import (
+from generator.sizing.model.efficiency import Efficiency
+from generator.sizing.model.hardware import Device, Node
+from generator.sizing.model.job import Job, Layout
+from generator.sizing.training.layouts import (
     Pins,
     frames,
     mbs_choices,
     recompute_choices,
     vp_choices,
 )
-from generator.sizing.memory import (
+from generator.sizing.training.memory import (
     GIB,
     MemoryTerms,
     activation_bytes,
@@ -33,7 +33,7 @@ from generator.sizing.memory import (
     training_memory,
     usable_bytes,
 )
-from generator.sizing.steptime import (
+from generator.sizing.training.steptime import (
     MicrobatchTime,
     StepTime,
     assemble,

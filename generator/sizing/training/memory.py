@@ -28,9 +28,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from generator.sizing.efficiency import Efficiency, Framework
-from generator.sizing.job import Job, Layout, sequence_tokens
-from generator.sizing.params import layer_params
+from generator.sizing.model.efficiency import Efficiency, Framework
+from generator.sizing.model.job import Job, Layout, sequence_tokens
+from generator.sizing.model.params import layer_params
 
 GIB = float(2**30)
 

@@ -19,9 +19,9 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from generator.sizing.arch import Architecture
-from generator.sizing.efficiency import Peft
-from generator.sizing.params import lora_adapter_params, ptuning_params
+from generator.sizing.model.arch import Architecture
+from generator.sizing.model.efficiency import Peft
+from generator.sizing.model.params import lora_adapter_params, ptuning_params
 
 
 @dataclass(frozen=True, slots=True)

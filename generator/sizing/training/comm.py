@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import math
 
-from generator.sizing.efficiency import Efficiency
-from generator.sizing.hardware import Device, Node
-from generator.sizing.job import Job, Layout, sequence_tokens
+from generator.sizing.model.efficiency import Efficiency
+from generator.sizing.model.hardware import Device, Node
+from generator.sizing.model.job import Job, Layout, sequence_tokens
 
 
 def allreduce_bytes(size: float, n: int) -> float:

@@ -12,9 +12,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from generator.sizing.efficiency import Efficiency
-from generator.sizing.hardware import Node
-from generator.sizing.job import Job, Layout
+from generator.sizing.model.efficiency import Efficiency
+from generator.sizing.model.hardware import Node
+from generator.sizing.model.job import Job, Layout
 
 TP_CHOICES = (1, 2, 4, 8)
 MBS_CHOICES = (1, 2, 4, 8, 16)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from generator.sizing.efficiency import Efficiency
-from generator.sizing.hardware import Device, Node
-from generator.sizing.job import Job, Layout
-from generator.sizing.layouts import Pins
-from generator.sizing.memory import GIB, usable_bytes
-from generator.sizing.planner import Evaluated, Plan, search_size
+from generator.sizing.model.efficiency import Efficiency
+from generator.sizing.model.hardware import Device, Node
+from generator.sizing.model.job import Job, Layout
+from generator.sizing.training.layouts import Pins
+from generator.sizing.training.memory import GIB, usable_bytes
+from generator.sizing.training.planner import Evaluated, Plan, search_size
 
 WHAT_FITS_MAX_NODES = 1024
 
