@@ -60,6 +60,10 @@ class Gpu(CatalogItem):
     memory_bandwidth_tbps: float
     nvlink_gbps: float = Field(description="Per-GPU NVLink bandwidth, both directions (GB/s).")
     pcie_gen: int
+    pcie_gbps: float = Field(
+        description="Per-GPU PCIe x16 bandwidth, both directions (GB/s): the peer-to-peer "
+                    "path between GPUs that NVLink does not join."
+    )
     tdp_w: float
     bf16_dense_tflops: float
     fp8_dense_tflops: float | None
@@ -71,6 +75,11 @@ class Gpu(CatalogItem):
         """Usable device memory in bytes (vendor GB are 10^9 bytes)."""
         return self.memory_gb * 1e9
 
+    @property
+    def supports_fp8(self) -> bool:
+        """FP8 tensor cores (Hopper, Ada, Blackwell); ``fp8_dense_tflops: null`` means none."""
+        return self.fp8_dense_tflops is not None
+
 
 class Server(CatalogItem):
     """A server model: GPU slots, NIC options, CPUs, power and rack footprint."""
@@ -81,7 +90,13 @@ class Server(CatalogItem):
     gpu_slots: int
     gpu_options: list[str] = Field(default_factory=list)
     gpu_interconnect: Literal["nvswitch", "nvlink-bridge", "pcie", "none"]
-    east_west_nic_options: list[int] = Field(default_factory=list)
+    east_west_nic_options: list[int] = Field(
+        default_factory=list,
+        description="Supported GPU-fabric NIC counts; the first is the default.",
+    )
+    east_west_nic_gbps: float = Field(
+        default=0.0, description="Line rate of one GPU-fabric NIC (Gb/s); 0 without a fabric."
+    )
     north_south_nics: int
     cpu_sockets: int
     cpu_model: str
@@ -94,6 +109,11 @@ class Server(CatalogItem):
     mount_below_u: int | None = None
     psu_count: int | None = None
     psu_w: float | None = None
+
+    @property
+    def default_east_west_nics(self) -> int:
+        """The NIC count a spec gets when it does not choose one (0: no GPU fabric)."""
+        return self.east_west_nic_options[0] if self.east_west_nic_options else 0
 
 
 class ModelArchitecture(CatalogItem):

@@ -21,7 +21,7 @@ from generator.errors import PodplanError
 from generator.plan import addressing
 from generator.plan._construct import gc_paused
 from generator.plan.address_table import AddressTable, assign_addresses
-from generator.plan.catalog_models import FailureStats, PlanCatalog
+from generator.plan.catalog_models import PlanCatalog
 from generator.plan.cloud import plan_cloud
 from generator.plan.compute import plan_compute
 from generator.plan.devices import build_links, build_nodes, build_racks, build_switches
@@ -36,14 +36,13 @@ from generator.plan.models import (
     SchedulerPlan,
 )
 from generator.plan.parts import IB_MODEL, Parts
-from generator.plan.reliability import plan_reliability, reliability_note
+from generator.plan.reliability import failure_stats, plan_reliability, reliability_note
 from generator.plan.scheduler import plan_scheduler
 from generator.plan.storage import STORAGE_MODEL, plan_storage
 from generator.plan.summary import fabric_summary, plan_notes, power_summary
 from generator.sizing.result import SizingResult
 from generator.spec.models import Spec
 
-FAILURE_STATS = "llama3-405b-pretraining"
 STORAGE_PREFIX = "pscale"
 
 
@@ -66,21 +65,15 @@ def _rails(spec: Spec, server: Server) -> int:
     """East-west NICs per node; zero (no compute fabric) for servers without any."""
     if not server.east_west_nic_options:
         return 0
-    return spec.hardware.east_west_nics_per_node
-
-
-def _failure_stats(pc: PlanCatalog) -> FailureStats:
-    """The failure statistics the spares and reliability model use (first one as fallback)."""
-    if FAILURE_STATS in pc.reliability:
-        return pc.reliability[FAILURE_STATS]
-    return next(iter(pc.reliability.values()))
+    chosen = spec.hardware.east_west_nics_per_node
+    return server.default_east_west_nics if chosen is None else chosen
 
 
 def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog) -> Parts:
     """Run every placement decision, in dependency order, before any plan object exists."""
     server = pc.servers[spec.hardware.server]
     gpu = pc.gpus[spec.hardware.gpu]
-    stats = _failure_stats(pc)
+    stats = failure_stats(pc)
     nodes = plan_compute(spec, sizing, stats)
     rails = _rails(spec, server)
     mgmt = plan_management(spec, fabric=rails > 0)
@@ -127,7 +120,7 @@ def _assemble(p: Parts, spec_file: str) -> ClusterPlan:
     power = power_summary(spec, nodes, switches)
     reliability = plan_reliability(
         p.sizing,
-        _failure_stats(p.pc),
+        failure_stats(p.pc),
         p.storage.write_gbps,
         p.storage.read_gbps,
         len(p.nodes.spares),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Frozen(BaseModel):
@@ -29,6 +29,11 @@ class TrainingLayout(Frozen):
         default=None,
         description="With recompute=full: layers per pipeline stage recomputed, when not all "
                     "(Megatron recompute_num_layers); None = every layer.",
+    )
+    shard: int | None = Field(
+        default=None,
+        description="ZeRO-3/FSDP: ranks one copy of the states is sharded over when fewer "
+                    "than dp (HSDP; the rest replicate); None = FULL_SHARD or no ZeRO-3.",
     )
 
 
@@ -75,6 +80,25 @@ class SeedEstimate(Frozen):
     note: str = ""
 
 
+def sig(x: float, digits: int = 4) -> float:
+    """``x`` to ``digits`` significant figures (times keep >= 3 however short the run)."""
+    return float(f"{x:.{digits}g}")
+
+
+class Uncertainty(Frozen):
+    """Band around an estimate's headline figure, from calibration residuals of its regime."""
+
+    low_pct: float
+    high_pct: float
+    similar_measurements: int
+    calibrated: bool
+    regime: str = Field(default="", description="The regime the band comes from.")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"low": round(self.low_pct, 1), "high": round(self.high_pct, 1),
+                "similar_measurements": self.similar_measurements}
+
+
 class TrainingEstimate(Frozen):
     """Sizing answer for one training workload."""
 
@@ -91,9 +115,15 @@ class TrainingEstimate(Frozen):
     processed_tokens: float
     tokens_per_second_per_gpu: float
     mfu: float
-    time_hours: float
+    time_hours: float = Field(description="Compute time: steps x step time.")
+    evaluation_hours: float = Field(default=0.0, description="Periodic evaluation passes.")
+    checkpoint_hours: float = Field(default=0.0, description="Writing checkpoints (Young/Daly).")
+    failure_hours: float = Field(
+        default=0.0, description="Work lost to interruptions and the restarts after them."
+    )
     gpu_hours: float
-    meets_deadline: bool | None
+    meets_deadline: bool | None = Field(description="Judged on the wall-clock total.")
+    uncertainty: Uncertainty | None = None
     checkpoint_gb: float = Field(description="Size of one restartable checkpoint (GB, 1e9).")
     params_b: float
     runners_up: list[Candidate] = Field(default_factory=list)
@@ -103,8 +133,23 @@ class TrainingEstimate(Frozen):
     seed: SeedEstimate | None = None
     notes: list[str] = Field(default_factory=list)
 
+    wall_clock_hours: float = Field(
+        default=0.0,
+        description="Compute + evaluation + checkpoints + failures: what the deadline is "
+                    "judged on (filled in from the parts when not given).",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _wall_clock(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "wall_clock_hours" not in data:
+            parts = ("time_hours", "evaluation_hours", "checkpoint_hours", "failure_hours")
+            data = {**data, "wall_clock_hours": sum(float(data.get(k, 0.0)) for k in parts)}
+        return data
+
     def to_json(self) -> dict[str, Any]:
         p = self.parallelism
+        u = self.uncertainty
         return {
             "name": self.name,
             "kind": self.kind,
@@ -117,15 +162,25 @@ class TrainingEstimate(Frozen):
                 "vp": p.vp,
                 "micro_batch_size": p.micro_batch_size,
                 "recompute": p.recompute,
+                "shard": p.shard,
             },
             "memory_gib_per_gpu": round(self.memory_gib_per_gpu, 1),
             "fits": self.fits,
-            "step_time_s": round(self.step_time_s, 3),
+            "step_time_s": sig(self.step_time_s),
             "tokens_per_second_per_gpu": round(self.tokens_per_second_per_gpu, 1),
             "mfu": round(self.mfu, 3),
-            "time_hours": round(self.time_hours, 2),
-            "gpu_hours": round(self.gpu_hours, 1),
+            "time_hours": sig(self.time_hours),
+            "wall_clock_hours": sig(self.wall_clock_hours),
+            "time_breakdown_hours": {
+                "compute": sig(self.time_hours),
+                "evaluation": sig(self.evaluation_hours),
+                "checkpoint": sig(self.checkpoint_hours),
+                "failures": sig(self.failure_hours),
+            },
+            "gpu_hours": sig(self.gpu_hours),
             "meets_deadline": self.meets_deadline,
+            "uncertainty_pct": None if u is None else u.to_json(),
+            "calibrated": None if u is None else u.calibrated,
         }
 
 
@@ -146,10 +201,12 @@ class InferenceEstimate(Frozen):
     tpot_ms: float
     max_batch: int
     meets_slo: bool | None
+    uncertainty: Uncertainty | None = None
     seed: SeedEstimate | None = None
     notes: list[str] = Field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
+        u = self.uncertainty
         return {
             "name": self.name,
             "kind": self.kind,
@@ -161,6 +218,8 @@ class InferenceEstimate(Frozen):
             "ttft_ms": round(self.ttft_ms, 1),
             "tpot_ms": round(self.tpot_ms, 2),
             "max_batch": self.max_batch,
+            "uncertainty_pct": None if u is None else u.to_json(),
+            "calibrated": None if u is None else u.calibrated,
         }
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "WORKLOAD_KINDS",
     "Cloud",
     "Dataset",
+    "Evaluation",
     "FabricSpec",
     "Facility",
     "Framework",
@@ -168,6 +169,13 @@ class Dataset(SpecModel):
     )
 
 
+class Evaluation(SpecModel):
+    """Periodic evaluation during training: forward-only passes over held-out samples."""
+
+    every_samples: int = Field(gt=0, description="Evaluate after every this many training samples.")
+    samples: int = Field(gt=0, description="Samples in each evaluation pass (forward only).")
+
+
 class TrainingWorkload(SpecModel):
     """Pretraining or fine-tuning of one model; the work is steps, tokens or a dataset."""
 
@@ -190,7 +198,12 @@ class TrainingWorkload(SpecModel):
     tokens: float | None = Field(default=None, gt=0, description="Training tokens to process.")
     dataset: Dataset | None = Field(default=None, description="Dataset statistics and epochs.")
     deadline_hours: float | None = Field(
-        default=None, gt=0, description="Size the cluster to finish within this many hours."
+        default=None, gt=0,
+        description="Size the cluster to finish within this many hours of wall-clock "
+                    "(compute, evaluation, checkpoints and failures).",
+    )
+    evaluation: Evaluation | None = Field(
+        default=None, description="Periodic evaluation: {every_samples, samples}."
     )
     parallelism: Parallelism = Field(
         default_factory=Parallelism, description="Optional pins: tp, pp, dp, cp, vp, recompute."
@@ -251,11 +264,15 @@ class Hardware(SpecModel):
 
     server: str = Field(default="xe9680", description="Catalog server id.")
     gpu: str = Field(default="h100-sxm-80gb", description="Catalog GPU id.")
-    east_west_nics_per_node: Literal[8, 4] = Field(
-        default=8, description="ConnectX-7 NICs for the GPU fabric: 8 or 4 (Dell configs 1 and 2)."
+    east_west_nics_per_node: int | None = Field(
+        default=None, ge=0,
+        description="GPU-fabric NICs per node, one the server offers (XE9680: 8 or 4, Dell "
+                    "configs 1 and 2); default: the server's standard count.",
     )
     gpus: int | None = Field(
-        default=None, gt=0, description="Fix the GPU count (what-if mode); otherwise sized."
+        default=None, gt=0,
+        description="Fix the GPU count (what-if mode), whole servers or not (the bill of "
+                    "materials rounds up to whole servers); otherwise sized.",
     )
     login_nodes: int = Field(default=1, ge=0, le=8, description="R660 login nodes.")
     hot_spares: int | Literal["auto"] = Field(

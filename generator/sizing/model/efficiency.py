@@ -1,10 +1,18 @@
-"""Efficiency parameters as data: ``generator/catalog/data/efficiency.yaml``.
+"""Efficiency parameters and software-stack profiles as data: ``catalog/data/efficiency.yaml``.
 
 Formulas say how work turns into time; these numbers say how well real software does it
 (fraction of peak a GEMM reaches, how much communication hides behind compute, fixed
 overheads). They are fitted by ``benchmarks/fit.py`` on ``benchmarks/data/calibration.csv``
-and kept out of the code so a refit is a data change. Plain frozen dataclasses, not pydantic,
-because the planner reads them millions of times.
+and kept out of the code so a refit is a data change.
+
+A framework profile describes a software stack by its *features*, not by fitted fudge:
+how it shards states (Megatron's distributed optimizer or ZeRO-3/FSDP), whether it runs
+sequence parallelism, which recompute granularities it offers (Megatron: selective, full,
+or full on some layers; FSDP/HF: whole blocks, all or nothing), whether it overlaps TP
+communication with GEMMs, whether attention is fused (no s^2 scores), and which parallel
+dimensions it can run. The share of each communication left exposed is one physical
+parameter per kind of overlap (``overlap:``), shared by every stack that has the feature.
+Plain frozen dataclasses, not pydantic, because the planner reads them millions of times.
 """
 
 from __future__ import annotations
@@ -22,6 +30,9 @@ from generator.errors import PodplanError
 EFFICIENCY_FILE = Path(str(resources.files("generator.catalog") / "data" / "efficiency.yaml"))
 
 Sharding = Literal["distributed", "zero3"]
+RECOMPUTE_LEVELS = ("none", "selective", "full")
+DIMENSIONS = frozenset({"tp", "pp", "cp", "vp", "hsdp", "ep"})
+"""Parallel dimensions a stack may run (``ep``: expert parallelism, for MoE)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,37 +57,60 @@ class Memory:
 
     usable_fraction: float
     overhead_gib: float
-    flash_attention: bool
     zero3_live_layers: float
 
 
 @dataclass(frozen=True, slots=True)
 class Network:
-    """Link rates and the fraction of them collectives achieve."""
+    """The fraction of each link's rate that collectives achieve, and per-hop latency."""
 
-    nic_gbps: float
     nvlink_efficiency: float
+    pcie_efficiency: float
     fabric_efficiency: float
-    collective_latency_s: float
+    hop_latency_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class Overlap:
+    """Share of each communication a stack with the matching feature leaves exposed."""
+
+    tp: float
+    """TP collectives when the stack overlaps them with GEMMs (TE userbuffers, async TP)."""
+    dp: float
+    """The distributed optimizer's bucketed reduce-scatter / all-gather behind backward."""
+    fsdp: float
+    """ZeRO-3 / FSDP gathers prefetched behind the previous layer's compute."""
+    pp: float
+    cp: float
 
 
 @dataclass(frozen=True, slots=True)
 class Framework:
-    """A software stack's behaviour: sharding style, overlap, fixed overheads."""
+    """A software stack: its features (data) and the exposure they imply."""
 
+    name: str
     compute_scale: float
     sharding: Sharding
     grad_bytes: float
+    sequence_parallel: bool
+    tp_comm_overlap: bool
+    fused_attention: bool
+    recompute: tuple[str, ...]
+    """Recompute levels offered, lightest first."""
+    partial_recompute: bool
+    """Full recompute may cover only some layers of a stage (Megatron recompute_num_layers)."""
+    parallelism: frozenset[str]
+    """Dimensions the stack runs besides data parallelism (tp, pp, cp, vp, hsdp, ep)."""
+    step_overhead_s: float
+    microbatch_overhead_s: float
     tp_exposed: float
     dp_exposed: float
     pp_exposed: float
     cp_exposed: float
-    step_overhead_s: float
-    microbatch_overhead_s: float
-    rail_aggregation: bool
-    """Whether DP collectives spread over every rail a node's ranks own (NCCL multi-channel
-    rings, as Megatron's bucketed reduce-scatter gets) or see only the rank's own NIC share
-    (what DeepSpeed ZeRO-3's per-layer gathers achieved on Selene)."""
+
+    def runs(self, dim: str) -> bool:
+        """Whether the stack can run parallel dimension ``dim``."""
+        return dim in self.parallelism
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,11 +146,12 @@ class Inference:
 
 @dataclass(frozen=True, slots=True)
 class Efficiency:
-    """Every efficiency parameter the sizing engine uses."""
+    """Every efficiency parameter and stack profile the sizing engine uses."""
 
     compute: Compute
     memory: Memory
     network: Network
+    overlap: Overlap
     frameworks: dict[str, Framework]
     optimizer: Optimizer
     peft: Peft
@@ -134,18 +169,20 @@ class Efficiency:
 def from_mapping(doc: dict[str, Any]) -> Efficiency:
     """Build ``Efficiency`` from the YAML mapping (``fit.py`` edits the mapping and calls this)."""
     try:
-        c, m, n, o, p, i = (doc[k] for k in
-                            ("compute", "memory", "network", "optimizer", "peft", "inference"))
+        c, m, n, ov, o, p, i = (doc[k] for k in ("compute", "memory", "network", "overlap",
+                                                  "optimizer", "peft", "inference"))
+        overlap = Overlap(**{k: float(v) for k, v in ov.items()})
+        profiles = {**doc["frameworks"], **doc.get("calibration_stacks", {})}
         return Efficiency(
             compute=Compute(
                 gemm_efficiency={str(k): float(v) for k, v in c["gemm_efficiency"].items()},
                 **{k: float(c[k]) for k in ("tokens_half", "tokens_exponent", "width_half",
                                             "fp8_speedup", "layer_overhead_s")},
             ),
-            memory=Memory(float(m["usable_fraction"]), float(m["overhead_gib"]),
-                          bool(m["flash_attention"]), float(m["zero3_live_layers"])),
+            memory=Memory(**{k: float(v) for k, v in m.items()}),
             network=Network(**{k: float(v) for k, v in n.items()}),
-            frameworks={name: _framework(f) for name, f in doc["frameworks"].items()},
+            overlap=overlap,
+            frameworks={name: _framework(name, profiles, overlap) for name in profiles},
             optimizer=Optimizer(**{k: float(v) for k, v in o.items()}),
             peft=Peft(int(p["lora_rank"]), tuple(p["lora_targets"]),
                       int(p["ptuning_virtual_tokens"]), int(p["ptuning_bottleneck"])),
@@ -159,12 +196,42 @@ def from_mapping(doc: dict[str, Any]) -> Efficiency:
         raise PodplanError(problem, str(EFFICIENCY_FILE)) from None
 
 
-def _framework(f: dict[str, Any]) -> Framework:
+def _merged(name: str, profiles: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    """A profile with its ``base`` profile's values filled in (one level of inheritance is
+    how calibration stacks say "Megatron as of 2021": the same stack minus a feature)."""
+    f = dict(profiles[name])
+    base = f.pop("base", None)
+    if base is None:
+        return f
+    if depth > 3:
+        raise ValueError(f"profile '{name}': base chain too long")
+    return {**_merged(base, profiles, depth + 1), **f}
+
+
+def _framework(name: str, profiles: dict[str, Any], overlap: Overlap) -> Framework:
+    f = _merged(name, profiles)
     sharding = f["sharding"]
     if sharding not in ("distributed", "zero3"):
         raise ValueError(f"sharding must be distributed or zero3, not {sharding}")
-    numbers = {k: float(v) for k, v in f.items() if k not in ("sharding", "rail_aggregation")}
-    return Framework(sharding=sharding, rail_aggregation=bool(f["rail_aggregation"]), **numbers)
+    recompute = tuple(str(r) for r in f["recompute"])
+    if not recompute or any(r not in RECOMPUTE_LEVELS for r in recompute):
+        raise ValueError(f"profile '{name}': recompute must list levels of {RECOMPUTE_LEVELS}")
+    dims = frozenset(str(d) for d in f["parallelism"])
+    unknown = sorted(dims - DIMENSIONS)
+    if unknown:
+        raise ValueError(f"profile '{name}': unknown parallel dimensions {unknown}")
+    tp_overlap = bool(f["tp_comm_overlap"])
+    return Framework(
+        name=name, compute_scale=float(f["compute_scale"]), sharding=sharding,
+        grad_bytes=float(f["grad_bytes"]), sequence_parallel=bool(f["sequence_parallel"]),
+        tp_comm_overlap=tp_overlap, fused_attention=bool(f["fused_attention"]),
+        recompute=recompute, partial_recompute=bool(f["partial_recompute"]), parallelism=dims,
+        step_overhead_s=float(f["step_overhead_s"]),
+        microbatch_overhead_s=float(f["microbatch_overhead_s"]),
+        tp_exposed=overlap.tp if tp_overlap else 1.0,
+        dp_exposed=overlap.dp if sharding == "distributed" else overlap.fsdp,
+        pp_exposed=overlap.pp, cp_exposed=overlap.cp,
+    )
 
 
 def read_mapping(path: Path = EFFICIENCY_FILE) -> dict[str, Any]:

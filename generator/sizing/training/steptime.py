@@ -73,8 +73,8 @@ def gemm_efficiency(job: Job, lay: Layout, device: Device, eff: Efficiency) -> f
 
 
 def fp8_gain(job: Job, device: Device, eff: Efficiency) -> float:
-    """GEMM speed-up of fp8 over bf16 (none on GPUs without fp8 tensor cores)."""
-    if job.precision != "fp8":
+    """GEMM speed-up of fp8 over bf16 (the spec refuses fp8 on GPUs without it)."""
+    if job.precision != "fp8" or device.fp8_flops is None:
         return 1.0
     return min(eff.compute.fp8_speedup, device.fp8_flops / device.bf16_flops)
 
@@ -105,6 +105,12 @@ def launch_time(job: Job, lay: Layout, eff: Efficiency) -> float:
     return eff.compute.layer_overhead_s * layers * factor
 
 
+def _zero3_exposed(moved: float, busy: float, fw: Framework) -> float:
+    """ZeRO-3 gathers run behind the previous layer's compute: what exceeds the compute is
+    exposed in full, the rest by the stack's measured share."""
+    return max(moved - busy, 0.0) + fw.dp_exposed * min(moved, busy)
+
+
 def microbatch_time(
     job: Job, lay: Layout, device: Device, node: Node, eff: Efficiency
 ) -> MicrobatchTime:
@@ -114,16 +120,41 @@ def microbatch_time(
     busy = max(gpu, launch_time(job, lay, eff))
     zero3 = 0.0
     if fw.sharding == "zero3":
-        moved = comm.zero3_microbatch_time(job, lay, stage_params(job, 1, 1), node, device, eff)
-        zero3 = max(moved - busy, 0.0) + fw.dp_exposed * min(moved, busy)
+        psi = stage_params(job, lay.tp, lay.pp)
+        moved = comm.zero3_time(job, lay, psi, fw.grad_bytes, node, device, eff)
+        zero3 = _zero3_exposed(moved, busy, fw)
     return MicrobatchTime(
         compute=busy,
-        tp=fw.tp_exposed * comm.tp_time(job, lay, device, eff),
+        tp=fw.tp_exposed * comm.tp_time(job, lay, node, device, eff),
         cp=fw.cp_exposed * comm.cp_time(job, lay, node, device, eff),
         pp=fw.pp_exposed * comm.pp_time(job, lay, node, device, eff),
         overhead=fw.microbatch_overhead_s,
         zero3=zero3,
     )
+
+
+def forward_time(job: Job, lay: Layout, device: Device, node: Node, eff: Efficiency) -> float:
+    """One forward-only micro-batch on one stage (evaluation): the model's forward FLOPs
+    (a third of training's weight GEMMs and attention, no recompute), the forward half of
+    TP/PP traffic and, under ZeRO-3, one gather per layer."""
+    fw = eff.framework(job.framework)
+    seq = sequence_tokens(job, lay.mbs)
+    flops = hardware_flops(job.arch, "pretrain", seq, "none", job.adapter_params)
+    tokens = lay.mbs * seq
+    work = (flops.gemm / fp8_gain(job, device, eff) + flops.attention) * tokens / 3.0
+    layers = job.arch.layers
+    imbalance = math.ceil(layers / lay.pp) * lay.pp / layers
+    gpu = work * imbalance / (lay.tp * lay.pp * lay.cp)
+    gpu /= device.bf16_flops * gemm_efficiency(job, lay, device, eff)
+    busy = max(gpu, launch_time(job, lay._replace(recompute="none"), eff) / 3.0)
+    exposed = (fw.tp_exposed * comm.tp_time(job, lay, node, device, eff, forward_only=True)
+               + fw.pp_exposed * comm.pp_time(job, lay, node, device, eff, forward_only=True))
+    if fw.sharding == "zero3":
+        psi = stage_params(job, lay.tp, lay.pp)
+        moved = comm.zero3_time(job, lay, psi, fw.grad_bytes, node, device, eff,
+                                forward_only=True)
+        exposed += _zero3_exposed(moved, busy, fw)
+    return busy + exposed + fw.microbatch_overhead_s
 
 
 def optimizer_time(job: Job, lay: Layout, device: Device, eff: Efficiency) -> float:
@@ -132,7 +163,7 @@ def optimizer_time(job: Job, lay: Layout, device: Device, eff: Efficiency) -> fl
     if job.frozen_base:
         shard = job.adapter_params / (lay.tp * lay.pp)
     else:
-        shards = lay.dp if fw.sharding == "zero3" else lay.dp * lay.cp
+        shards = lay.shard_ranks if fw.sharding == "zero3" else lay.dp * lay.cp
         shard = stage_params(job, lay.tp, lay.pp) / shards
     o = eff.optimizer
     return shard * o.bytes_touched_per_param / (device.hbm_bytes_per_s * o.hbm_efficiency)
