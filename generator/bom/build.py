@@ -16,6 +16,7 @@ from generator.bom.models import BillOfMaterials, BomLine, CloudCost
 from generator.bom.prices import PriceBook
 from generator.plan._construct import gc_paused
 from generator.plan.cabling import part_counts
+from generator.plan.compute import whole_server_note
 from generator.plan.models import ClusterPlan
 
 HOURS_PER_MONTH = 730.0
@@ -90,7 +91,8 @@ def _node_lines(plan: ClusterPlan, book: PriceBook) -> list[BomLine]:
         if model == plan.storage.model:
             out.append(_storage_line(plan, book, qty))
             continue
-        out.append(_line(book, cat, _server_price_id(book, model, gpu), qty))
+        note = (whole_server_note(plan.sizing) or "") if cat == "compute" else ""
+        out.append(_line(book, cat, _server_price_id(book, model, gpu), qty, note=note))
     return out
 
 

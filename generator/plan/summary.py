@@ -8,6 +8,7 @@ read first, and its wording is reviewed separately from the object construction.
 from __future__ import annotations
 
 from generator.plan import ethernet
+from generator.plan.compute import whole_server_note
 from generator.plan.fabric_notes import design_notes
 from generator.plan.models import FabricSummary, Node, PowerSummary, Switch
 from generator.plan.parts import IB_MODEL, Parts
@@ -58,7 +59,7 @@ def fabric_summary(p: Parts) -> FabricSummary:
 
 def plan_notes(p: Parts, extra_notes: list[str]) -> list[str]:
     """Plan-level notes (spares, rack density, estimates), then ``extra_notes`` appended."""
-    notes = []
+    notes = [n for n in [whole_server_note(p.sizing)] if n]
     if p.nodes.spares:
         how = (
             "from the reliability model (99 % cover of nodes in repair)"

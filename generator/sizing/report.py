@@ -6,6 +6,8 @@ rounded for reading; ``SizingResult.to_json()`` is the machine contract.
 
 from __future__ import annotations
 
+import math
+
 from generator.sizing.result import (
     Candidate,
     InferenceEstimate,
@@ -27,23 +29,38 @@ def layout_text(p: TrainingLayout) -> str:
 
 
 def _hours(h: float) -> str:
-    """Hours with at least three significant figures; short runs also in minutes or seconds."""
+    """Hours with at least three significant figures (days too for long runs)."""
     if h >= 48:
         return f"{h:,.0f} h ({h / 24:,.1f} d)"
+    return f"{_sig3(h)} h"
+
+
+def _sig3(x: float) -> str:
+    """``x`` with three significant figures, no exponent and no dangling dot."""
+    if x == 0:
+        return "0"
+    if x >= 1000:
+        return f"{x:,.0f}"
+    text = f"{x:#.3g}"
+    if "e" in text:
+        text = f"{x:.{max(0, 2 - math.floor(math.log10(abs(x))))}f}"
+    return text.rstrip(".")
+
+
+def _unit(h: float) -> tuple[str, float]:
+    """The unit a duration reads best in: hours, minutes or seconds."""
     if h >= 100 / 60:
-        return f"{h:#.3g} h"
-    if h >= 100 / 3600:
-        return f"{h:#.3g} h ({h * 60:#.3g} min)"
-    return f"{h:#.3g} h ({h * 3600:#.3g} s)"
+        return "h", 1.0
+    return ("min", 60.0) if h >= 100 / 3600 else ("s", 3600.0)
 
 
-def _band(u: Uncertainty | None) -> str:
+def _band(u: Uncertainty | None, prefix: str = "") -> str:
     if u is None:
-        return ""
+        return f" ({prefix.rstrip('; ')})" if prefix else ""
     what = (f"{u.similar_measurements} similar measurement"
             f"{'s' if u.similar_measurements != 1 else ''}" if u.calibrated
             else "outside calibration")
-    return f" ({_pct(u.low_pct)}/{_pct(u.high_pct)}, {what})"
+    return f" ({prefix}{_pct(u.low_pct)}/{_pct(u.high_pct)}, {what})"
 
 
 def _pct(x: float) -> str:
@@ -51,20 +68,18 @@ def _pct(x: float) -> str:
 
 
 def _time_lines(t: TrainingEstimate) -> list[str]:
+    """``3.1 h (-12 %/+18 %, 14 similar measurements)`` and where the hours go."""
     deadline = {None: "none", True: "met", False: "MISSED"}[t.meets_deadline]
-    parts = [f"compute {_short(t.time_hours)}"]
-    for label, h in (("evaluation", t.evaluation_hours), ("checkpoints", t.checkpoint_hours),
-                     ("failures", t.failure_hours)):
-        parts.append(f"{label} {_short(h)}")
+    wall = t.wall_clock_hours
+    unit, scale = _unit(wall)
+    short = "" if unit == "h" else f"{_sig3(wall * scale)} {unit}; "
+    parts = [f"{label} {_sig3(h * scale)}" for label, h in (
+        ("compute", t.time_hours), ("evaluation", t.evaluation_hours),
+        ("checkpoints", t.checkpoint_hours), ("failures", t.failure_hours))]
     return [
-        _kv("wall-clock", f"{_hours(t.wall_clock_hours)}{_band(t.uncertainty)}, "
-            f"deadline {deadline}"),
-        _kv("", " + ".join(parts) + f" h; {t.gpu_hours:,.0f} GPU-h of compute"),
+        _kv("wall-clock", f"{_hours(wall)}{_band(t.uncertainty, short)}, deadline {deadline}"),
+        _kv("", " + ".join(parts) + f" {unit}; {t.gpu_hours:,.0f} GPU-h of compute"),
     ]
-
-
-def _short(h: float) -> str:
-    return "0" if h == 0 else f"{h:#.3g}" if h < 1000 else f"{h:,.0f}"
 
 
 def _kv(label: str, value: str) -> str:

@@ -73,6 +73,7 @@ class Framework(StrEnum):
     megatron = "megatron"
     fsdp = "fsdp"
     deepspeed = "deepspeed"
+    hf = "hf"
 
 
 class Recompute(StrEnum):
@@ -187,7 +188,9 @@ class TrainingWorkload(SpecModel):
     precision: Precision = Field(default=Precision.bf16, description="bf16 | fp8.")
     framework: Framework = Field(
         default=Framework.nemo,
-        description="Efficiency profile: nemo | megatron | fsdp | deepspeed.",
+        description="Efficiency profile: nemo | megatron (Megatron-Core stacks), fsdp (PyTorch "
+                    "FSDP: torchtitan, llm-foundry, ...), deepspeed, hf (Hugging Face "
+                    "Trainer/Accelerate FSDP, PEFT).",
     )
     sequence_length: int = Field(default=4096, gt=0, description="Tokens per sequence.")
     global_batch_size: int = Field(default=128, gt=0, description="Sequences per optimizer step.")

@@ -89,6 +89,8 @@ class Framework:
     """A software stack: its features (data) and the exposure they imply."""
 
     name: str
+    family: str
+    """The user-facing profile this one is (or derives from): nemo, megatron, fsdp, deepspeed."""
     compute_scale: float
     sharding: Sharding
     grad_bytes: float
@@ -103,6 +105,8 @@ class Framework:
     """Dimensions the stack runs besides data parallelism (tp, pp, cp, vp, hsdp, ep)."""
     step_overhead_s: float
     microbatch_overhead_s: float
+    gathers_per_layer: int
+    """ZeRO-3 collectives per layer and direction (1: a flat buffer per layer, FSDP)."""
     tp_exposed: float
     dp_exposed: float
     pp_exposed: float
@@ -111,6 +115,13 @@ class Framework:
     def runs(self, dim: str) -> bool:
         """Whether the stack can run parallel dimension ``dim``."""
         return dim in self.parallelism
+
+    def shards_per_layer(self, pp: int) -> bool:
+        """ZeRO-3 gathers and reduces layer by layer every micro-batch, except under pipeline
+        parallelism: there FSDP keeps a stage's weights gathered across its micro-batches
+        and reduces gradients once per step (torchtitan and Llama 3 do not reshard after
+        forward), which is the distributed optimizer's traffic and memory."""
+        return self.sharding == "zero3" and pp == 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +193,8 @@ def from_mapping(doc: dict[str, Any]) -> Efficiency:
             memory=Memory(**{k: float(v) for k, v in m.items()}),
             network=Network(**{k: float(v) for k, v in n.items()}),
             overlap=overlap,
-            frameworks={name: _framework(name, profiles, overlap) for name in profiles},
+            frameworks={name: _framework(name, profiles, overlap, set(doc["frameworks"]))
+                        for name in profiles},
             optimizer=Optimizer(**{k: float(v) for k, v in o.items()}),
             peft=Peft(int(p["lora_rank"]), tuple(p["lora_targets"]),
                       int(p["ptuning_virtual_tokens"]), int(p["ptuning_bottleneck"])),
@@ -208,7 +220,15 @@ def _merged(name: str, profiles: dict[str, Any], depth: int = 0) -> dict[str, An
     return {**_merged(base, profiles, depth + 1), **f}
 
 
-def _framework(name: str, profiles: dict[str, Any], overlap: Overlap) -> Framework:
+def _family(name: str, profiles: dict[str, Any], users: set[str]) -> str:
+    while name not in users:
+        name = profiles[name]["base"]
+    return name
+
+
+def _framework(
+    name: str, profiles: dict[str, Any], overlap: Overlap, users: set[str]
+) -> Framework:
     f = _merged(name, profiles)
     sharding = f["sharding"]
     if sharding not in ("distributed", "zero3"):
@@ -222,12 +242,14 @@ def _framework(name: str, profiles: dict[str, Any], overlap: Overlap) -> Framewo
         raise ValueError(f"profile '{name}': unknown parallel dimensions {unknown}")
     tp_overlap = bool(f["tp_comm_overlap"])
     return Framework(
-        name=name, compute_scale=float(f["compute_scale"]), sharding=sharding,
+        name=name, family=_family(name, profiles, users),
+        compute_scale=float(f["compute_scale"]), sharding=sharding,
         grad_bytes=float(f["grad_bytes"]), sequence_parallel=bool(f["sequence_parallel"]),
         tp_comm_overlap=tp_overlap, fused_attention=bool(f["fused_attention"]),
         recompute=recompute, partial_recompute=bool(f["partial_recompute"]), parallelism=dims,
         step_overhead_s=float(f["step_overhead_s"]),
         microbatch_overhead_s=float(f["microbatch_overhead_s"]),
+        gathers_per_layer=int(f.get("gathers_per_layer", 1)),
         tp_exposed=overlap.tp if tp_overlap else 1.0,
         dp_exposed=overlap.dp if sharding == "distributed" else overlap.fsdp,
         pp_exposed=overlap.pp, cp_exposed=overlap.cp,

@@ -105,19 +105,39 @@ def dp_step_time(
             + all_gather(psi * 2.0, ranks, link, eff))
 
 
+def hsdp_step_time(
+    job: Job, lay: Layout, psi: float, grad_bytes: float, node: Node, device: Device,
+    eff: Efficiency,
+) -> float:
+    """Once per step (HSDP under pipeline parallelism): reduce-scatter gradients and gather
+    weights within the shard group, all-reduce the gradient shard across replicas."""
+    shard, replicas = lay.shard_ranks, lay.replicas
+    if job.frozen_base:
+        link = group_link(lay.dp, lay.tp * lay.cp, node, device, eff)
+        return all_reduce(4.0 * job.adapter_params / (lay.tp * lay.pp), lay.dp, link, eff)
+    shard_link = group_link(shard, lay.tp * lay.cp, node, device, eff)
+    replica_link = group_link(replicas, lay.tp * lay.cp * shard, node, device, eff)
+    return (all_gather(psi * grad_bytes, shard, shard_link, eff)
+            + all_gather(psi * 2.0, shard, shard_link, eff)
+            + all_reduce(psi * grad_bytes / shard, replicas, replica_link, eff))
+
+
 def zero3_time(
     job: Job, lay: Layout, psi: float, grad_bytes: float, node: Node, device: Device,
-    eff: Efficiency, forward_only: bool = False,
+    eff: Efficiency, forward_only: bool = False, pieces: int = 1,
 ) -> float:
     """ZeRO-3/FSDP per micro-batch, layer by layer: gather the bf16 weights for forward and
     again for backward, reduce-scatter the gradients; HSDP then all-reduces each gradient
-    shard across replicas. ``psi``: the stage's parameters per TP rank."""
+    shard across replicas. ``psi``: the stage's parameters per TP rank. ``pieces``: separate
+    collectives a stack issues per layer and direction (FSDP: one flat buffer per layer;
+    DeepSpeed ZeRO-3 of 2021: one per parameter tensor), each paying its own latency."""
     shard, replicas = lay.shard_ranks, lay.replicas
     layers = math.ceil(job.arch.layers / lay.pp)
     per_layer = psi / layers
     shard_link = group_link(shard, lay.tp * lay.cp, node, device, eff)
     gathers = 1 if forward_only else 2
-    total = layers * gathers * all_gather(per_layer * 2.0, shard, shard_link, eff)
+    one_gather = pieces * all_gather(per_layer * 2.0 / pieces, shard, shard_link, eff)
+    total = layers * gathers * one_gather
     if forward_only:
         return total
     grads = 4.0 * job.adapter_params / (lay.tp * lay.pp) / layers if job.frozen_base else (
@@ -126,7 +146,7 @@ def zero3_time(
         ranks = lay.dp
         link = group_link(ranks, lay.tp * lay.cp, node, device, eff)
         return total + all_reduce(grads * layers, ranks, link, eff)
-    total += layers * all_gather(grads, shard, shard_link, eff)
+    total += layers * pieces * all_gather(grads / pieces, shard, shard_link, eff)
     if replicas > 1:
         link = group_link(replicas, lay.tp * lay.cp * shard, node, device, eff)
         total += layers * all_reduce(grads / shard, replicas, link, eff)

@@ -39,7 +39,10 @@ class Pins:
     mbs: int | None = None
     recompute: str | None = None
     shard: int | None = None
-    """ZeRO-3 shard group (HSDP); None = search (or FULL_SHARD where HSDP is not run)."""
+    """ZeRO-3 shard group (HSDP); 0 = FULL_SHARD; None = search."""
+    recompute_layers: int | None = None
+    """With recompute "full": layers per stage recomputed (None: all, or the fewest that
+    fit when recompute is searched)."""
 
 
 @lru_cache(maxsize=4096)
@@ -89,17 +92,16 @@ def vp_choices(job: Job, pp: int, m: int, pins: Pins, fw: Framework) -> Sequence
 
 def shard_choices(tp: int, cp: int, dp: int, node: Node, pins: Pins, fw: Framework) -> list[int]:
     """ZeRO-3 shard groups: 0 (all of dp, FULL_SHARD), and for stacks that run HSDP shard
-    groups of 1, 2, 4 ... whole nodes that leave at least two replicas."""
+    groups of 1, 2, 4 ... whole nodes (at least two ranks) that leave two replicas or more."""
     if fw.sharding != "zero3":
         return [0]
     if pins.shard is not None:
-        return [0 if pins.shard == dp else pins.shard]
+        return [0 if pins.shard in (0, dp) else pins.shard]
     out = [0]
     if not fw.runs("hsdp"):
         return out
-    per_node = node.gpus // (tp * cp)
-    s = per_node
-    while s and s * 2 <= dp:
+    s = max(2, node.gpus // (tp * cp))
+    while s * 2 <= dp:
         if dp % s == 0:
             out.append(s)
         s *= 2

@@ -115,9 +115,9 @@ def state_bytes(
 ) -> tuple[float, float, float]:
     """(weights, gradients, optimizer) bytes on the most loaded GPU."""
     psi = stage_params(job, lay.tp, lay.pp)
-    shards = lay.dp * lay.cp
+    shards = lay.shard_ranks * lay.cp if fw.sharding == "zero3" else lay.dp * lay.cp
     adapters = job.adapter_params / (lay.tp * lay.pp)
-    if fw.sharding == "zero3":
+    if fw.shards_per_layer(lay.pp):
         live = eff.memory.zero3_live_layers * layer_params(job.arch) / lay.tp
         shard = lay.shard_ranks
         if job.frozen_base:

@@ -99,6 +99,7 @@ class Searcher:
         self.partial = pins.recompute is None and self.fw.partial_recompute
         """Unpinned full recompute may cover only some layers (pinned "full" means all)."""
         self.cache_mb = self.fw.sharding != "zero3"
+        """ZeRO-3 traffic per micro-batch depends on dp: not cached."""
         self.overhead = eff.memory.overhead_gib * GIB
         self._mb: dict[tuple[object, ...], MicrobatchTime] = {}
         self._act: dict[tuple[object, ...], float] = {}
@@ -219,6 +220,8 @@ class Searcher:
         """Add the lightest recompute level that fits (if any); say whether one did."""
         for rc in self.recomputes:
             lay = lay._replace(recompute=rc)
+            if rc == "full" and self.pins.recompute_layers:
+                lay = lay._replace(recompute_layers=self.pins.recompute_layers)
             total = base + self.activations(lay, m)
             if total > self.limit:
                 scan.too_big += 1

@@ -119,9 +119,10 @@ def microbatch_time(
     gpu = compute_time(job, lay, device, eff)
     busy = max(gpu, launch_time(job, lay, eff))
     zero3 = 0.0
-    if fw.sharding == "zero3":
+    if fw.shards_per_layer(lay.pp):
         psi = stage_params(job, lay.tp, lay.pp)
-        moved = comm.zero3_time(job, lay, psi, fw.grad_bytes, node, device, eff)
+        moved = comm.zero3_time(job, lay, psi, fw.grad_bytes, node, device, eff,
+                                pieces=fw.gathers_per_layer)
         zero3 = _zero3_exposed(moved, busy, fw)
     return MicrobatchTime(
         compute=busy,
@@ -149,10 +150,10 @@ def forward_time(job: Job, lay: Layout, device: Device, node: Node, eff: Efficie
     busy = max(gpu, launch_time(job, lay._replace(recompute="none"), eff) / 3.0)
     exposed = (fw.tp_exposed * comm.tp_time(job, lay, node, device, eff, forward_only=True)
                + fw.pp_exposed * comm.pp_time(job, lay, node, device, eff, forward_only=True))
-    if fw.sharding == "zero3":
+    if fw.shards_per_layer(lay.pp):
         psi = stage_params(job, lay.tp, lay.pp)
         moved = comm.zero3_time(job, lay, psi, fw.grad_bytes, node, device, eff,
-                                forward_only=True)
+                                forward_only=True, pieces=fw.gathers_per_layer)
         exposed += _zero3_exposed(moved, busy, fw)
     return busy + exposed + fw.microbatch_overhead_s
 
@@ -163,18 +164,21 @@ def optimizer_time(job: Job, lay: Layout, device: Device, eff: Efficiency) -> fl
     if job.frozen_base:
         shard = job.adapter_params / (lay.tp * lay.pp)
     else:
-        shards = lay.shard_ranks if fw.sharding == "zero3" else lay.dp * lay.cp
+        shards = lay.shard_ranks * lay.cp if fw.sharding == "zero3" else lay.dp * lay.cp
         shard = stage_params(job, lay.tp, lay.pp) / shards
     o = eff.optimizer
     return shard * o.bytes_touched_per_param / (device.hbm_bytes_per_s * o.hbm_efficiency)
 
 
 def dp_comm_time(job: Job, lay: Layout, device: Device, node: Node, eff: Efficiency) -> float:
-    """The once-per-step DP reduction (the distributed optimizer's; ZeRO-3 pays per micro-batch)."""
+    """The once-per-step DP reduction (the distributed optimizer's, and ZeRO-3's under
+    pipeline parallelism); ZeRO-3 without it pays per micro-batch instead."""
     fw = eff.framework(job.framework)
-    if fw.sharding != "distributed":
+    if fw.shards_per_layer(lay.pp):
         return 0.0
     psi = stage_params(job, lay.tp, lay.pp)
+    if fw.sharding == "zero3" and lay.replicas > 1:
+        return comm.hsdp_step_time(job, lay, psi, fw.grad_bytes, node, device, eff)
     return comm.dp_step_time(job, lay, psi, fw.grad_bytes, node, device, eff)
 
 
