@@ -43,9 +43,10 @@ PARAMS: tuple[Param, ...] = (
     Param(("compute.tokens_exponent",), 0.5, 6.0, 2.0),
     Param(("compute.width_half",), 1.0, 2000.0, 300.0),
     Param(("compute.fp8_speedup",), 1.0, 2.0, 1.5),
+    Param(("compute.fa2_efficiency.hopper",), 0.2, 1.2, 0.6),
     Param(("frameworks.megatron.compute_scale",), 0.5, 1.3, 0.95),
-    Param(("frameworks.fsdp.compute_scale", "frameworks.deepspeed.compute_scale"),
-          0.3, 1.3, 0.85),
+    Param(("frameworks.fsdp.compute_scale",), 0.3, 1.3, 0.85),
+    Param(("frameworks.deepspeed.compute_scale",), 0.3, 1.3, 0.85),
     Param(("frameworks.hf.compute_scale",), 0.1, 1.3, 0.5),
     Param(("overlap.tp",), 0.0, 1.0, 0.1),
     Param(("overlap.dp",), 0.0, 1.0, 0.05),
@@ -229,6 +230,14 @@ def _fold(args: tuple[dict[str, Any], str, Budget]) -> list[tuple[str, Predictio
     values, _ = fit(doc, train, budget)
     eff = from_mapping(apply(doc, values))
     return [(c.id, predict(c, eff)) for c in cases if c.source == held_out]
+
+
+def held_out(source: str, doc: dict[str, Any] | None = None,
+             budget: Budget | None = None) -> list[Row]:
+    """One fold: the rows of ``source`` predicted by a fit on every other publication."""
+    base = doc or read_mapping()
+    cases = {c.id: c for c in load_cases(from_mapping(base))}
+    return [Row(cases[cid], p) for cid, p in _fold((base, source, budget or Budget()))]
 
 
 def leave_one_source_out(

@@ -56,6 +56,9 @@ class Gpu(CatalogItem):
     """An accelerator: dense peak math rates, memory and its bandwidth."""
 
     form_factor: Literal["sxm", "pcie"]
+    architecture: Literal["ampere", "ada", "hopper", "blackwell"] = Field(
+        description="GPU generation: which kernels (FlashAttention 2 or 3, cuDNN) run well."
+    )
     memory_gb: float
     memory_bandwidth_tbps: float
     nvlink_gbps: float = Field(description="Per-GPU NVLink bandwidth, both directions (GB/s).")

@@ -45,10 +45,19 @@ class Compute:
     width_half: float
     fp8_speedup: float
     layer_overhead_s: float
+    fa2_efficiency: dict[str, float]
+    """FlashAttention-2's speed relative to the GEMMs, by GPU architecture: tuned for Ampere,
+    it reaches ~35 % of an H100's peak where Hopper kernels (FA3, cuDNN) reach ~75 %."""
 
     def peak_fraction(self, gpu_id: str) -> float:
         """Best-case fraction of peak for large GEMMs on this GPU (``default`` if unlisted)."""
         return self.gemm_efficiency.get(gpu_id, self.gemm_efficiency["default"])
+
+    def attention_factor(self, kernel: str, architecture: str) -> float:
+        """Attention-core speed relative to the GEMMs for a stack's attention kernel."""
+        if kernel != "fa2":
+            return 1.0
+        return self.fa2_efficiency.get(architecture, self.fa2_efficiency["default"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +106,8 @@ class Framework:
     sequence_parallel: bool
     tp_comm_overlap: bool
     fused_attention: bool
+    attention_kernel: str
+    """fused (cuDNN / FlashAttention 3: as fast as the GEMMs) or fa2 (FlashAttention 2)."""
     recompute: tuple[str, ...]
     """Recompute levels offered, lightest first."""
     partial_recompute: bool
@@ -187,6 +198,7 @@ def from_mapping(doc: dict[str, Any]) -> Efficiency:
         return Efficiency(
             compute=Compute(
                 gemm_efficiency={str(k): float(v) for k, v in c["gemm_efficiency"].items()},
+                fa2_efficiency={str(k): float(v) for k, v in c["fa2_efficiency"].items()},
                 **{k: float(c[k]) for k in ("tokens_half", "tokens_exponent", "width_half",
                                             "fp8_speedup", "layer_overhead_s")},
             ),
@@ -246,6 +258,7 @@ def _framework(
         compute_scale=float(f["compute_scale"]), sharding=sharding,
         grad_bytes=float(f["grad_bytes"]), sequence_parallel=bool(f["sequence_parallel"]),
         tp_comm_overlap=tp_overlap, fused_attention=bool(f["fused_attention"]),
+        attention_kernel=str(f.get("attention_kernel", "fused")),
         recompute=recompute, partial_recompute=bool(f["partial_recompute"]), parallelism=dims,
         step_overhead_s=float(f["step_overhead_s"]),
         microbatch_overhead_s=float(f["microbatch_overhead_s"]),

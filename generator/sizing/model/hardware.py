@@ -32,6 +32,7 @@ class Device:
     """Per direction, per GPU (NVLink 4: 900 GB/s both ways -> 450 GB/s); 0 = no NVLink."""
     pcie_bytes_per_s: float = 32e9
     """Per direction, per GPU: PCIe Gen4 x16 carries 32 GB/s, Gen5 64 GB/s."""
+    architecture: str = "hopper"
 
     @property
     def supports_fp8(self) -> bool:
@@ -74,6 +75,7 @@ def device_from_gpu(gpu: Gpu) -> Device:
         fp8_flops=gpu.fp8_dense_tflops * 1e12 if gpu.fp8_dense_tflops else None,
         nvlink_bytes_per_s=gpu.nvlink_gbps * 1e9 / 2,
         pcie_bytes_per_s=gpu.pcie_gbps * 1e9 / 2,
+        architecture=gpu.architecture,
     )
 
 

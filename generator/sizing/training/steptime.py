@@ -79,6 +79,12 @@ def fp8_gain(job: Job, device: Device, eff: Efficiency) -> float:
     return min(eff.compute.fp8_speedup, device.fp8_flops / device.bf16_flops)
 
 
+def attention_factor(job: Job, device: Device, eff: Efficiency) -> float:
+    """The attention core's speed relative to the GEMMs (FlashAttention 2 on Hopper lags)."""
+    kernel = eff.framework(job.framework).attention_kernel
+    return eff.compute.attention_factor(kernel, device.architecture)
+
+
 def token_flops(job: Job, lay: Layout) -> TokenFlops:
     """Hardware FLOPs per processed token for this layout's sequence length and recompute."""
     seq = sequence_tokens(job, lay.mbs)
@@ -90,7 +96,8 @@ def compute_time(job: Job, lay: Layout, device: Device, eff: Efficiency) -> floa
     """GPU time of one micro-batch's math on one GPU of the busiest stage (ceil(L/p) layers)."""
     flops = token_flops(job, lay)
     tokens = lay.mbs * sequence_tokens(job, lay.mbs)
-    work = (flops.gemm / fp8_gain(job, device, eff) + flops.attention) * tokens
+    work = (flops.gemm / fp8_gain(job, device, eff)
+            + flops.attention / attention_factor(job, device, eff)) * tokens
     layers = job.arch.layers
     imbalance = math.ceil(layers / lay.pp) * lay.pp / layers
     per_gpu = work * imbalance / (lay.tp * lay.pp * lay.cp)
@@ -142,7 +149,8 @@ def forward_time(job: Job, lay: Layout, device: Device, node: Node, eff: Efficie
     seq = sequence_tokens(job, lay.mbs)
     flops = hardware_flops(job.arch, "pretrain", seq, "none", job.adapter_params)
     tokens = lay.mbs * seq
-    work = (flops.gemm / fp8_gain(job, device, eff) + flops.attention) * tokens / 3.0
+    work = (flops.gemm / fp8_gain(job, device, eff)
+            + flops.attention / attention_factor(job, device, eff)) * tokens / 3.0
     layers = job.arch.layers
     imbalance = math.ceil(layers / lay.pp) * lay.pp / layers
     gpu = work * imbalance / (lay.tp * lay.pp * lay.cp)
