@@ -16,7 +16,7 @@ import datetime as dt
 import sys
 from typing import Any
 
-from benchmarks.accuracy import evaluate, summary
+from benchmarks.accuracy import evaluate, format_groups, format_rows, summary, verdict
 from benchmarks.calibration import load_cases
 from benchmarks.crossval import PARAMS, Budget, Row, apply, fit, leave_one_source_out
 from benchmarks.uncertainty_table import render_uncertainty
@@ -42,9 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     inside = evaluate(from_mapping(fitted))
     loso = leave_one_source_out(doc, budget, args.jobs)
     stats, cv = summary(inside), summary(loso)
-    print(f"in-sample median |error| {100 * stats['median']:.1f} %, within 20 % "
-          f"{100 * stats['within20']:.0f} %; leave-one-source-out median "
-          f"{100 * cv['median']:.1f} %, within 20 % {100 * cv['within20']:.0f} %")
+    print(format_rows(inside, loso), format_groups(inside, loso), sep="\n\n", end="\n\n")
+    print(verdict("in-sample", inside))
+    print(verdict("leave-one-source-out", loso))
     if not args.dry_run:
         write(fitted, stats, cv, loso)
         print(f"wrote {EFFICIENCY_FILE} and {UNCERTAINTY_FILE}")

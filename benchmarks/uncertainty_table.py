@@ -1,6 +1,7 @@
 """The text of generator/catalog/data/uncertainty.yaml from cross-validated rows.
 
-For each regime (framework x kind x scale x GPU, and the coarser framework x kind x GPU)
+For each regime (framework x kind x scale x GPU x data class, and the coarser one without
+scale)
 the 10th and 90th percentiles of the rows' cross-validated errors on the headline figure,
 widened to at least +-5 % (run-to-run noise of published throughput). The file also keeps
 the scores the model achieved, so ``tests/unit/test_accuracy.py`` can hold it to them.
@@ -12,7 +13,7 @@ import statistics
 from collections import defaultdict
 
 from benchmarks.crossval import Row
-from generator.sizing.uncertainty import ANY, Regime
+from generator.sizing.uncertainty import DATA_CLASSES, Regime
 
 FLOOR_PCT = 5.0
 LOW_Q, HIGH_Q = 0.10, 0.90
@@ -42,7 +43,7 @@ def regimes(rows: list[Row]) -> dict[Regime, list[float]]:
         regime = r.case.regime
         if regime is None:
             continue
-        for level in (regime, Regime(regime.framework, regime.kind, ANY, regime.gpu)):
+        for level in regime.levels():
             out[level].append(r.headline_error)
     return out
 
@@ -50,14 +51,24 @@ def regimes(rows: list[Row]) -> dict[Regime, list[float]]:
 def _line(r: Regime, errors: list[float]) -> str:
     low, high = band(errors)
     return (f"  - {{framework: {r.framework}, kind: {r.kind}, scale: \"{r.scale}\", "
-            f"gpu: {r.gpu}, rows: {len(errors)}, low_pct: {low}, high_pct: {high}}}")
+            f"gpu: {r.gpu}, data: {r.data}, rows: {len(errors)}, low_pct: {low}, "
+            f"high_pct: {high}}}")
+
+
+def _all_rows(loso: list[Row]) -> list[str]:
+    """The uncalibrated band of each data class: every row of the class."""
+    out = ["all_rows:"]
+    for data in DATA_CLASSES:
+        errors = [r.headline_error for r in loso if r.case.regime and r.case.regime.data == data]
+        if errors:
+            low, high = band(errors)
+            out.append(f"  {data}: {{rows: {len(errors)}, low_pct: {low}, high_pct: {high}}}")
+    return out
 
 
 def render_uncertainty(loso: list[Row], date: str) -> str:
     """The whole file."""
     table = regimes(loso)
-    every = [r.headline_error for r in loso]
-    low, high = band(every)
     abs_errors = [abs(r.error) for r in loso]
     training = [abs(r.error) for r in loso if r.case.inference is None]
     lines = [
@@ -73,9 +84,9 @@ def render_uncertainty(loso: list[Row], date: str) -> str:
         f"  median_abs_error: {statistics.median(abs_errors):.4f}",
         f"  within_20pct: {sum(e <= 0.2 for e in abs_errors) / len(abs_errors):.4f}",
         f"  training_median_abs_error: {statistics.median(training):.4f}",
-        f"all_rows: {{rows: {len(every)}, low_pct: {low}, high_pct: {high}}}",
+        *_all_rows(loso),
         "regimes:",
     ]
-    for r in sorted(table, key=lambda g: (g.framework, g.kind, g.gpu, g.scale)):
+    for r in sorted(table, key=lambda g: (g.framework, g.kind, g.gpu, g.data, g.scale)):
         lines.append(_line(r, table[r]))
     return "\n".join(lines) + "\n"

@@ -1,13 +1,15 @@
 """How sure an estimate is: a band from the calibration residuals of its regime.
 
 ``benchmarks/fit.py`` writes ``catalog/data/uncertainty.yaml``: for every regime
-(framework x kind x scale x GPU) that calibration rows fall in, the 10th and 90th
-percentiles of their **cross-validated** errors (each row predicted by the model refitted
-without its publication), expressed on the estimate's headline figure (time for training,
-output tokens/s for inference), with a floor for run-to-run noise. An estimate takes the
-most specific regime with enough rows: framework x kind x scale x GPU, else framework x kind
-x GPU. If neither has, the estimate is outside every calibrated regime: it gets the band of
-all cross-validated rows, ``calibrated: false`` and a note saying what was never measured.
+(framework x kind x scale x GPU, and whether the data are short unpacked samples or full
+sequences, two regimes the model handles very differently) that calibration rows fall in,
+the 10th and 90th percentiles of their **cross-validated** errors (each row predicted by the
+model refitted without its publication), expressed on the estimate's headline figure (time
+for training, output tokens/s for inference), with a floor for run-to-run noise. An
+estimate takes the most specific regime with enough rows: framework x kind x scale x GPU,
+else framework x kind x GPU. If neither has, the estimate is outside every calibrated
+regime: it gets the band of all cross-validated rows of its data class, ``calibrated:
+false`` and a note saying what was never measured.
 """
 
 from __future__ import annotations
@@ -28,6 +30,16 @@ SCALES = ((8, "1 node"), (256, "2-32 nodes"))
 LARGE = "> 32 nodes"
 KIND_CLASS = {"pretrain": "pretrain", "sft": "sft", "lora": "peft", "ptuning": "peft",
               "inference": "inference"}
+SHORT_SAMPLE_TOKENS = 1024
+"""Unpacked samples shorter than this on average are their own data class: per-sequence
+overheads, not GEMMs, set the pace there."""
+DATA_CLASSES = ("full sequences", "short samples")
+
+
+def data_class(sample_tokens: float | None) -> str:
+    """``short samples`` for unpacked data averaging under 1,024 tokens, else full."""
+    short = sample_tokens is not None and sample_tokens < SHORT_SAMPLE_TOKENS
+    return DATA_CLASSES[1] if short else DATA_CLASSES[0]
 
 
 def scale_of(gpus: int) -> str:
@@ -46,17 +58,20 @@ class Regime:
     kind: str
     scale: str
     gpu: str
+    data: str = DATA_CLASSES[0]
 
     @classmethod
-    def of(cls, framework: str, kind: str, gpus: int, gpu: str) -> Regime:
-        return cls(framework, KIND_CLASS.get(kind, kind), scale_of(gpus), gpu)
+    def of(cls, framework: str, kind: str, gpus: int, gpu: str,
+           sample_tokens: float | None = None) -> Regime:
+        return cls(framework, KIND_CLASS.get(kind, kind), scale_of(gpus), gpu,
+                   data_class(sample_tokens))
 
     def levels(self) -> list[Regime]:
         """This regime, then the coarser ones it may fall back to (most specific first)."""
-        return [self, Regime(self.framework, self.kind, ANY, self.gpu)]
+        return [self, Regime(self.framework, self.kind, ANY, self.gpu, self.data)]
 
     def text(self) -> str:
-        return f"{self.framework} {self.kind} on {self.gpu} ({self.scale})"
+        return f"{self.framework} {self.kind} on {self.gpu} ({self.scale}, {self.data})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +97,8 @@ class Table:
 
     min_similar: int
     bands: dict[Regime, Band]
-    everything: Band
+    everything: dict[str, Band]
+    """All rows' band per data class (what an uncalibrated estimate gets)."""
 
     def band(self, regime: Regime) -> Band:
         """The most specific calibrated band, else the all-rows band marked uncalibrated."""
@@ -90,7 +106,7 @@ class Table:
             got = self.bands.get(level)
             if got is not None and got.similar >= self.min_similar:
                 return got
-        e = self.everything
+        e = self.everything.get(regime.data) or self.everything[DATA_CLASSES[0]]
         return Band(e.low_pct, e.high_pct, e.similar, False, None)
 
 
@@ -100,11 +116,11 @@ def from_mapping(doc: dict[str, Any]) -> Table:
         bands = {}
         for row in doc["regimes"]:
             r = Regime(str(row["framework"]), str(row["kind"]), str(row["scale"]),
-                       str(row["gpu"]))
+                       str(row["gpu"]), str(row.get("data", DATA_CLASSES[0])))
             bands[r] = Band(float(row["low_pct"]), float(row["high_pct"]), int(row["rows"]),
                             True, r)
-        a = doc["all_rows"]
-        everything = Band(float(a["low_pct"]), float(a["high_pct"]), int(a["rows"]), False)
+        everything = {str(d): Band(float(a["low_pct"]), float(a["high_pct"]), int(a["rows"]),
+                                   False) for d, a in doc["all_rows"].items()}
         return Table(int(doc["min_similar"]), bands, everything)
     except (KeyError, TypeError, ValueError) as exc:
         raise PodplanError(f"uncertainty data is malformed ({exc!r})",
@@ -123,5 +139,5 @@ def default_table() -> Table:
 def outside_note(regime: Regime) -> str:
     """What the note says when no calibrated regime covers an estimate."""
     return (f"outside every calibrated regime: too few published measurements of "
-            f"{regime.framework} {regime.kind} on {regime.gpu}; the band is the spread of all "
-            "cross-validated calibration errors")
+            f"{regime.framework} {regime.kind} on {regime.gpu} ({regime.data}); the band is "
+            f"the spread of all cross-validated calibration errors on {regime.data}")

@@ -185,9 +185,11 @@ def raise_no_layout(name: str, gpus: int) -> None:
     )
 
 
-def band(table: Table, w: TrainingWorkload, gpus: int, gpu: str) -> tuple[Uncertainty, list[str]]:
+def band(
+    table: Table, w: TrainingWorkload, job: Job, gpus: int, gpu: str
+) -> tuple[Uncertainty, list[str]]:
     """The estimate's uncertainty band and, outside calibration, the note."""
-    regime = Regime.of(w.framework.value, w.kind, gpus, gpu)
+    regime = Regime.of(w.framework.value, w.kind, gpus, gpu, job.sample_tokens)
     b = table.band(regime)
     u = Uncertainty(low_pct=b.low_pct, high_pct=b.high_pct, similar_measurements=b.similar,
                     calibrated=b.calibrated, regime=b.regime.text() if b.regime else "all rows")
@@ -235,7 +237,7 @@ def _estimate(
                      "and podplan size read it from the shared storage's write bandwidth)")
     params = total_params(arch)
     mem, total_gib = _breakdown(p)
-    uncertainty, band_notes = band(table, w, gpus, device.id)
+    uncertainty, band_notes = band(table, w, job, gpus, device.id)
     dataset_tokens = job.steps * job.global_batch * (job.sample_tokens or job.seq_len)
     meets = None
     if w.deadline_hours:
