@@ -101,6 +101,22 @@ def plan(spec: str, out_dir: Path, dry_run: bool) -> None:
         click.echo(f"  {out_dir / d}/")
 
 
+@cli.command()
+@SPEC
+@click.option("--gpus", help="GPU counts: LO:HI (doubling from LO), LO:HI:STEP or 64,128,...")
+@click.option("--gpu", help="GPU types to compare, comma-separated catalog ids.")
+@click.option("--cloud", help="Clouds to price, comma-separated (default: cheapest of the spec's).")
+@click.option("--deadline-hours", type=float, help="Deadline (default: the spec's workloads').")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "html"]),
+              default="table", show_default=True, help="Output format.")
+def sweep(spec: str, gpus: str | None, gpu: str | None, cloud: str | None,
+          deadline_hours: float | None, fmt: str) -> None:
+    """Plan SPEC over cluster sizes, GPU types and clouds; mark the cheapest point on time."""
+    from generator.sweep.command import sweep_text
+
+    click.echo(sweep_text(spec, gpus, gpu, cloud, deadline_hours, fmt), nl=False)
+
+
 def main() -> None:
     """Console-script entry point: user errors exit 2 with a located message."""
     try:

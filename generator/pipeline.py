@@ -74,11 +74,13 @@ def outputs(loaded: LoadedSpec, catalog: Catalog | None = None) -> Outputs:
     """Plan the cluster and render every artifact from that one plan."""
     from generator.emit.inventory import emit_inventory
     from generator.emit.pulumi import emit_pulumi
+    from generator.emit.report import emit_report
     from generator.emit.reports import emit_reports
 
     cat = catalog or default_catalog()
     cluster = plan(loaded, cat)
     bom = bill_of_materials(loaded, cluster, cat)
     files = [*emit_reports(cluster, bom), *emit_inventory(cluster), *emit_pulumi(cluster)]
+    files += emit_report(cluster, bom, [f.path for f in files])
     owned = [f"reports/{cluster.name}", f"inventories/{cluster.name}"]
     return Outputs(files=sorted(files), owned_dirs=owned)

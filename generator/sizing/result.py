@@ -111,6 +111,11 @@ class TrainingEstimate(Frozen):
     memory: MemoryBreakdown
     fits: bool
     step_time_s: float
+    step_time_parts_s: dict[str, float] = Field(
+        default_factory=dict,
+        description="One step's time by cause (s): compute, TP/CP/PP communication, ZeRO-3 "
+                    "gathers, overheads, pipeline bubble, exposed DP communication, optimizer.",
+    )
     steps: int
     processed_tokens: float
     tokens_per_second_per_gpu: float
@@ -146,6 +151,11 @@ class TrainingEstimate(Frozen):
             parts = ("time_hours", "evaluation_hours", "checkpoint_hours", "failure_hours")
             data = {**data, "wall_clock_hours": sum(float(data.get(k, 0.0)) for k in parts)}
         return data
+
+    @property
+    def uncertainty_pct(self) -> dict[str, Any] | None:
+        """The band as ``size --json`` prints it (``{low, high, similar_measurements}``)."""
+        return None if self.uncertainty is None else self.uncertainty.to_json()
 
     def to_json(self) -> dict[str, Any]:
         p = self.parallelism
@@ -204,6 +214,11 @@ class InferenceEstimate(Frozen):
     uncertainty: Uncertainty | None = None
     seed: SeedEstimate | None = None
     notes: list[str] = Field(default_factory=list)
+
+    @property
+    def uncertainty_pct(self) -> dict[str, Any] | None:
+        """The band as ``size --json`` prints it (``{low, high, similar_measurements}``)."""
+        return None if self.uncertainty is None else self.uncertainty.to_json()
 
     def to_json(self) -> dict[str, Any]:
         u = self.uncertainty

@@ -42,6 +42,7 @@ from generator.sizing.training.layouts import Pins
 from generator.sizing.training.memory import GIB
 from generator.sizing.training.notes import explain_misfit, pin_notes, workload_notes
 from generator.sizing.training.planner import Evaluated, Plan, plan
+from generator.sizing.training.steptime import step_parts
 from generator.sizing.uncertainty import Regime, Table, outside_note
 from generator.sizing.wallclock import RunEnvironment, WallClock, wall_clock
 from generator.spec.models import TrainingWorkload
@@ -245,6 +246,7 @@ def _estimate(
     return TrainingEstimate(
         name=w.name, kind=w.kind, model=arch.name, gpus=gpus, parallelism=to_layout(best.layout),
         memory_gib_per_gpu=total_gib, memory=mem, fits=p.fits, step_time_s=step,
+        step_time_parts_s={k: v for k, v in step_parts(best.step).items() if v > 0},
         steps=job.steps, processed_tokens=job.steps * job.global_batch * seq,
         tokens_per_second_per_gpu=tok_s_gpu,
         mfu=mfu(model_flops(arch, job.kind, seq, job.adapter_params).total, tok_s_gpu,

@@ -62,6 +62,23 @@ class StepTime:
         object.__setattr__(self, "total", total)
 
 
+def step_parts(step: StepTime) -> dict[str, float]:
+    """One step's seconds by cause, for reports (they sum to ``step.total``)."""
+    mb, m = step.microbatch, step.microbatches
+    return {
+        "compute": m * mb.compute,
+        "tp_communication": m * mb.tp,
+        "cp_communication": m * mb.cp,
+        "pp_communication": m * mb.pp,
+        "zero3_gathers": m * mb.zero3,
+        "microbatch_overhead": m * mb.overhead,
+        "pipeline_bubble": step.bubble,
+        "dp_exposed_communication": step.dp_exposed,
+        "optimizer": step.optimizer,
+        "fixed_per_step": step.fixed,
+    }
+
+
 def gemm_efficiency(job: Job, lay: Layout, device: Device, eff: Efficiency) -> float:
     """η for this micro-batch shape: see the module docstring."""
     c = eff.compute

@@ -1,0 +1,102 @@
+"""The BOM section: every line in a sortable, filterable table with totals, the cabling by
+part number, and the cloud equivalent with break-even."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from generator.bom import BillOfMaterials
+from generator.emit.report.graph import network_title
+from generator.emit.report.tables import Column, Table, count, number, plain, usd
+from generator.plan.models import ClusterPlan, Link
+
+
+def bom_table(bom: BillOfMaterials) -> Table:
+    """One row per BOM line; the footer totals hardware and capex."""
+    columns = [
+        Column("Category"), Column("Part"), Column("Catalog id"), Column("Qty", True),
+        Column("Unit"), Column("Unit USD", True), Column("Extended USD", True),
+        Column("Estimate"), Column("Source"), Column("Note"),
+    ]
+    rows = [
+        [
+            plain(line.category), plain(line.part), plain(line.catalog_id),
+            count(line.quantity), plain(line.unit), usd(line.unit_usd),
+            usd(line.extended_usd), plain("yes" if line.estimate else "no"),
+            plain(line.source), plain(line.note),
+        ]
+        for line in bom.lines
+    ]
+    blank = [plain("")] * 5
+    foot = [
+        [plain("Shown lines"), *blank, usd(sum(x.extended_usd or 0.0 for x in bom.lines)),
+         *[plain("")] * 3],
+        [plain("Hardware"), *blank, usd(bom.hardware_usd), *[plain("")] * 3],
+        [plain("Capex (all lines)"), *blank, usd(bom.capex_usd),
+         plain(f"{bom.unpriced_lines} unpriced"), plain(""), plain("")],
+    ]
+    return Table("bom-table", f"Bill of materials: {len(rows)} lines", columns, rows, foot,
+                 sortable=True, filterable=True)
+
+
+def _extra_fields() -> tuple[bool, bool]:
+    """Whether links carry a part number and a length (added by later plans)."""
+    fields = Link.model_fields
+    return "part_number" in fields, "length_m" in fields
+
+
+def cabling_table(plan: ClusterPlan, bom: BillOfMaterials) -> Table:
+    """Cables and optics per part, per network, beside the BOM's unit count."""
+    has_number, with_length = _extra_fields()
+    cables: Counter[tuple[str, str]] = Counter()
+    ends: Counter[tuple[str | None, str]] = Counter()
+    metres: dict[str, float] = defaultdict(float)
+    for link in plan.links:
+        part = (getattr(link, "part_number", None) or link.cable) if has_number else link.cable
+        cables[(part, link.network)] += 1
+        if with_length:
+            metres[part] += float(getattr(link, "length_m", 0) or 0)
+        ends[(link.a_part, link.network)] += 1
+        ends[(link.b_part, link.network)] += 1
+    nets = list(dict.fromkeys([*(s.network for s in plan.switches),
+                               *sorted({net for _, net in cables})]))
+    uses: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    for (part, net), n in cables.items():
+        uses[(part, "cable")][net] += n
+    for (end, net), n in ends.items():
+        if end:
+            uses[(end, "optic / connector")][net] += n
+    names = {line.catalog_id: line for line in bom.lines}
+    columns = [Column("Part"), Column("What"), Column("Used as"),
+               *[Column(network_title(n), True) for n in nets], Column("Link ends", True),
+               Column("BOM units", True)]
+    if with_length:
+        columns.append(Column("Length (m)", True))
+    rows = []
+    for (part, role), per_net in sorted(uses.items()):
+        line = names.get(part)
+        row = [plain(part), plain(line.part if line else ""), plain(role),
+               *[count(per_net.get(n, 0)) for n in nets], count(sum(per_net.values())),
+               count(line.quantity) if line else plain("")]
+        if with_length:
+            row.append(number(metres[part], 0) if role == "cable" else plain(""))
+        rows.append(row)
+    caption = (f"Cabling by part: {len(plan.links):,} links; optics are counted per link end "
+               "(twin-port switch optics serve two ends, so the BOM has fewer units)")
+    return Table("cabling-table", caption, columns, rows, sortable=True)
+
+
+def cloud_table(bom: BillOfMaterials) -> Table:
+    """The cloud equivalent per provider, with break-even against buying."""
+    columns = [Column("Provider"), Column("Instance"), Column("Count", True),
+               Column("USD per hour", True), Column("USD per run", True),
+               Column("USD per month (24×7)", True), Column("Break-even (months)", True)]
+    rows = [
+        [plain(c.provider), plain(c.instance), count(c.count), usd(c.usd_per_hour),
+         usd(c.usd_per_run), usd(c.usd_per_month),
+         number(c.break_even_months, 1) if c.break_even_months is not None
+         else plain("never")]
+        for c in bom.cloud
+    ]
+    return Table("cloud-table", "Cloud equivalent (GPU instances on demand + file system)",
+                 columns, rows, sortable=True)

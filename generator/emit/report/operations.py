@@ -1,0 +1,93 @@
+"""Reliability (checkpointing, interruptions, goodput) and what was written, with the
+commands that use it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import PurePosixPath
+
+from generator.emit.report.blocks import Block, Code, Figure, Para, Section, facts_table
+from generator.emit.report.charts import Stack, stacked_bars
+from generator.emit.report.tables import Column, Table, count, hours, plain
+from generator.plan.models import ClusterPlan
+
+#: A directory with more generated files than this is listed as one row with its count.
+LIST_FILES_UP_TO = 12
+
+
+def wallclock_parts(plan: ClusterPlan) -> tuple[tuple[str, float], ...]:
+    """Compute, checkpoint writes and lost work + restarts, hours (Young/Daly split)."""
+    rel = plan.reliability
+    interval = rel.checkpoint_interval_hours
+    share = (rel.checkpoint_write_s / 3600 / interval) if interval > 0 else 0.0
+    checkpoints = rel.wallclock_hours * share
+    lost = max(rel.wallclock_hours - rel.compute_hours - checkpoints, 0.0)
+    return (("compute", rel.compute_hours), ("checkpoint writes", checkpoints),
+            ("lost work and restarts", lost))
+
+
+def reliability_section(plan: ClusterPlan) -> Section:
+    """Young/Daly figures and the wall-clock split."""
+    rel = plan.reliability
+    if not plan.sizing.training:
+        return Section("reliability", "Reliability", [
+            Para("No training run in this plan: checkpointing and goodput do not apply."),
+            facts_table("reliability-facts", "Reliability", rel),
+        ])
+    parts = wallclock_parts(plan)
+    svg = stacked_bars("chart-wallclock", "Where the wall-clock goes", "hours",
+                       [Stack("training run", parts)])
+    blocks: list[Block] = [
+        Para(f"Checkpoint every {hours(rel.checkpoint_interval_hours)} (Young/Daly; one write "
+             f"takes {rel.checkpoint_write_s:,.0f} s); {rel.expected_interruptions:.3g} "
+             f"interruptions expected over {hours(rel.wallclock_hours)} at "
+             f"{rel.failures_per_gpu_hour:.3g} per GPU-hour; goodput {rel.goodput:.1%}; "
+             f"{rel.spares} hot spare node(s)."),
+        Figure(svg, "Wall-clock time of the training run(s): compute, checkpoint writes, and "
+                    "work lost to interruptions plus restarts."),
+        facts_table("reliability-facts", "Reliability", rel),
+    ]
+    return Section("reliability", "Reliability", blocks)
+
+
+def _written_rows(paths: list[str]) -> list[tuple[str, int]]:
+    per_dir = Counter(str(PurePosixPath(p).parent) for p in paths)
+    rows: dict[str, int] = {}
+    for p in paths:
+        parent = str(PurePosixPath(p).parent)
+        key = f"{parent}/ ({per_dir[parent]:,} files)" if per_dir[parent] > LIST_FILES_UP_TO else p
+        rows[key] = rows.get(key, 0) + 1
+    return sorted(rows.items())
+
+
+def _commands(plan: ClusterPlan) -> list[str]:
+    name = plan.name
+    out = [f"podplan plan {plan.spec_file}          # regenerate everything here"]
+    if plan.scheduler_kind == "slurm":
+        out.append(f"ansible-playbook -i inventories/{name} ansible/site.yml")
+        out.append(f"ansible-playbook -i inventories/{name} ansible/acceptance.yml")
+    else:
+        out.append(f"ansible-playbook -i inventories/{name} ansible/bcm.yml \\\n"
+                   f"    -e @ansible/.secrets/{name}/bcm-site.yml \\\n"
+                   f"    -e @ansible/.secrets/{name}/bcm-vault.yml --ask-vault-pass")
+    for c in plan.cloud:
+        out.append(f"cd stacks/{c.provider} && pulumi stack init {name} && pulumi install && "
+                   "pulumi up")
+    return out
+
+
+def outputs_section(plan: ClusterPlan, written: list[str]) -> Section:
+    """Files written from this plan, and the commands that deploy them."""
+    rows = [[plain(k), count(n)] for k, n in _written_rows(sorted(written))]
+    table = Table("written", f"Written by podplan plan: {len(written):,} files",
+                  [Column("Path"), Column("Files", True)], rows)
+    how = ("Slurm with Ansible (ansible/site.yml), then the acceptance play"
+           if plan.scheduler_kind == "slurm" else
+           "NVIDIA Base Command Manager (ansible/bcm.yml; see ansible/BCM.md for the secrets "
+           "and site file it needs)")
+    return Section("outputs", "What was written and how to use it", [
+        table,
+        Para(f"Deploy on premises with {how}; the cloud equivalent with Pulumi "
+             "(see stacks/README.md)."),
+        Code("Commands", _commands(plan)),
+    ])

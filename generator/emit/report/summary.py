@@ -1,0 +1,104 @@
+"""The summary section: what the cluster is, how long the run takes, what it costs to buy,
+power and rent, and when buying pays off."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.bom import BillOfMaterials
+from generator.emit.report.blocks import Card, Cards, Notes, Para, Section
+from generator.emit.report.tables import hours
+from generator.plan.models import ClusterPlan
+
+
+def uncertainty_text(estimate: Any) -> str:
+    """" (−12 %/+18 %, 14 similar measurements)" when the sizing gives a band, else ""."""
+    band = getattr(estimate, "uncertainty_pct", None)
+    if band is None:
+        return ""
+    fields = band if isinstance(band, dict) else vars(band)
+    low, high = fields.get("low"), fields.get("high")
+    similar = fields.get("similar_measurements")
+    if low is None or high is None:
+        return ""
+    tail = f", {similar} similar measurements" if similar is not None else ""
+    return f" (−{abs(float(low)):g} %/+{abs(float(high)):g} %{tail})"
+
+
+def _time_card(plan: ClusterPlan) -> Card | None:
+    training = plan.sizing.training
+    if not training:
+        return None
+    rel = plan.reliability
+    band = uncertainty_text(training[0]) if len(training) == 1 else ""
+    detail = (f"compute {hours(rel.compute_hours)}, goodput {rel.goodput:.1%}, "
+              f"{rel.expected_interruptions:.3g} expected interruptions{band}")
+    return Card("Run time (wall-clock)", hours(rel.wallclock_hours), detail, "wallclock_hours",
+                rel.wallclock_hours)
+
+
+def _cloud_cards(bom: BillOfMaterials) -> list[Card]:
+    if not bom.cloud:
+        return []
+    cheapest = min(bom.cloud, key=lambda c: (c.usd_per_hour, c.provider))
+    cards = [Card("Cloud equivalent", f"${cheapest.usd_per_hour:,.0f}/h",
+                  f"{cheapest.count} × {cheapest.instance} ({cheapest.provider}), "
+                  f"${cheapest.usd_per_run:,.0f} per run", "cloud_usd_per_hour",
+                  cheapest.usd_per_hour)]
+    even = sorted((c.break_even_months, c.provider) for c in bom.cloud
+                  if c.break_even_months is not None)
+    if even:
+        (months, first), others = even[0], even[1:]
+        rest = "; ".join(f"{m:.1f} against {p}" for m, p in others)
+        cards.append(Card("Break-even", f"{months:.1f} months",
+                          f"buying beats renting {first} 24×7 after this" +
+                          (f" ({rest})" if rest else ""), "break_even_months", months))
+    return cards
+
+
+def summary_section(plan: ClusterPlan, bom: BillOfMaterials) -> Section:
+    """Headline figures as cards, then the sizing notes."""
+    sz, power = plan.sizing, plan.power
+    compute = plan.nodes_with_role("compute")
+    spares = plan.nodes_with_role("spare")
+    gpus = sum(n.gpus for n in compute)
+    cards = [
+        Card("GPUs", f"{gpus:,}", f"{sz.gpu.upper()} in {sz.server.upper()}", "gpus", gpus),
+        Card("Nodes", f"{len(compute):,}",
+             f"GPU nodes + {len(spares)} spare; {len(plan.nodes):,} servers in all",
+             "compute_nodes", len(compute)),
+        Card("Racks", f"{len(plan.racks):,}",
+             f"{plan.racks[0].units if plan.racks else 0} U, "
+             f"{plan.racks[0].power_budget_kw if plan.racks else 0:g} kW budget each",
+             "racks", len(plan.racks)),
+        Card("Switches", f"{len(plan.switches):,}",
+             f"{plan.fabric.tiers}-tier {plan.fabric.switch_model} fabric, "
+             f"{plan.fabric.leaf_switches}/{plan.fabric.spine_switches}/"
+             f"{plan.fabric.core_switches} leaf/spine/core", "switches", len(plan.switches)),
+    ]
+    time_card = _time_card(plan)
+    if time_card:
+        cards.append(time_card)
+    cards.append(Card("Capex", f"${bom.capex_usd:,.0f}",
+                      f"{len(bom.lines)} BOM lines, {bom.unpriced_lines} without a price",
+                      "capex_usd", bom.capex_usd))
+    cards.append(Card("IT power", f"{power.it_kw:,.1f} kW",
+                      f"facility {power.facility_kw:,.1f} kW at PUE {power.pue:g}, "
+                      f"{power.btu_per_hour:,.0f} BTU/h", "it_kw", power.it_kw))
+    if sz.training:
+        kwh = power.facility_kw * plan.reliability.wallclock_hours
+        cards.append(Card("Energy per run", f"{kwh:,.0f} kWh",
+                          f"${kwh * power.usd_per_kwh:,.0f} at ${power.usd_per_kwh:g}/kWh; "
+                          f"${power.usd_per_month:,.0f} per month at full draw",
+                          "energy_kwh", kwh))
+    cards += _cloud_cards(bom)
+    blocks: list[Any] = [
+        Para(f"{plan.name}: {len(sz.workloads)} workload(s) on {gpus:,} GPUs, planned from "
+             f"{plan.spec_file}. Every figure below comes from the same plan as plan.yaml, "
+             "the BOM, the inventory and the stack configs."),
+        Cards(cards),
+    ]
+    notes = [*sz.notes, *plan.notes]
+    if notes:
+        blocks.append(Notes(notes))
+    return Section("summary", "Summary", blocks)

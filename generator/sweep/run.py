@@ -1,0 +1,130 @@
+"""Plan every point of a sweep through the normal pipeline and pick the cheapest good one.
+
+A point is the spec with ``hardware.gpu``/``hardware.gpus`` (and the priced clouds) replaced;
+it is sized, planned and priced exactly as ``podplan plan`` would. Time is the plan's
+wall-clock for the training run(s) (failures, restarts and checkpoints included); $ per run is
+the cloud equivalent's on-demand price for that time; capex and power come from the BOM and
+the plan. A point that cannot be planned (no layout with the spec's pins) is kept with its
+reason, never dropped silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from generator import pipeline
+from generator.catalog.load import Catalog, default_catalog
+from generator.errors import PodplanError
+from generator.spec.load import LoadedSpec
+from generator.spec.models import Spec
+from generator.spec.site import Cloud
+from generator.sweep.grid import SweepGrid
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One planned point; money and time are None when the point could not be planned."""
+
+    gpu: str
+    gpus: int
+    nodes: int
+    cloud: str | None
+    instance: str | None
+    time_hours: float | None
+    usd_per_run: float | None
+    usd_per_hour: float | None
+    capex_usd: float | None
+    it_kw: float | None
+    fits: bool
+    meets_deadline: bool
+    note: str = ""
+    cheapest: bool = False
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """Every point, in GPU type then size order, and the sweep's deadline."""
+
+    name: str
+    spec_file: str
+    deadline_hours: float | None
+    points: list[SweepPoint]
+
+    @property
+    def ranked_by(self) -> str:
+        """``usd_per_run``, or ``capex_usd`` when no cloud is priced."""
+        return ranking(self.points)
+
+    @property
+    def best(self) -> SweepPoint | None:
+        """The cheapest point (per run) that fits and meets the deadline."""
+        return next((p for p in self.points if p.cheapest), None)
+
+
+def _variant(loaded: LoadedSpec, gpu: str, gpus: int, clouds: tuple[str, ...] | None
+             ) -> LoadedSpec:
+    spec = loaded.spec
+    update: dict[str, object] = {
+        "hardware": spec.hardware.model_copy(update={"gpu": gpu, "gpus": gpus}),
+    }
+    if clouds is not None:
+        update["provisioning"] = spec.provisioning.model_copy(
+            update={"clouds": [Cloud(c) for c in clouds]})
+    new = Spec.model_validate(spec.model_copy(update=update).model_dump())
+    return LoadedSpec(spec=new, path=loaded.path, lines=loaded.lines)
+
+
+def _points(loaded: LoadedSpec, gpu: str, gpus: int, grid: SweepGrid,
+            catalog: Catalog) -> list[SweepPoint]:
+    nodes = gpus // catalog.servers[loaded.spec.hardware.server].gpu_slots
+    empty = SweepPoint(gpu, gpus, nodes, None, None, None, None, None, None, None, False, False)
+    try:
+        variant = _variant(loaded, gpu, gpus, grid.clouds)
+        plan = pipeline.plan(variant, catalog)
+        bom = pipeline.bill_of_materials(variant, plan, catalog)
+    except PodplanError as err:
+        return [replace(empty, note=err.summary)]
+    hours = plan.reliability.wallclock_hours
+    fits = plan.sizing.fits
+    on_time = fits and (grid.deadline_hours is None or hours <= grid.deadline_hours)
+    base = replace(empty, nodes=len(plan.nodes_with_role("compute")), time_hours=hours,
+                   capex_usd=bom.capex_usd, it_kw=plan.power.it_kw, fits=fits,
+                   meets_deadline=on_time, note="" if fits else "does not fit in GPU memory")
+    costs = sorted(bom.cloud, key=lambda c: (c.usd_per_run, c.provider))
+    if grid.clouds is None:
+        costs = costs[:1]
+    if not costs:
+        why = (f"no priced cloud offers {gpu}" if variant.spec.provisioning.clouds
+               else "no cloud to price (provisioning.clouds is empty; try --cloud)")
+        return [replace(base, note=base.note or why)]
+    return [replace(base, cloud=c.provider, instance=c.instance, usd_per_run=c.usd_per_run,
+                    usd_per_hour=c.usd_per_hour) for c in costs]
+
+
+def ranking(points: list[SweepPoint]) -> str:
+    """What "cheapest" compares: $ per run when any point has a cloud price, else capex."""
+    return "usd_per_run" if any(p.usd_per_run is not None for p in points) else "capex_usd"
+
+
+def _mark_cheapest(points: list[SweepPoint]) -> list[SweepPoint]:
+    key = ranking(points)
+    good = [p for p in points if p.meets_deadline and getattr(p, key) is not None]
+    if not good:
+        return points
+    best = min(good, key=lambda p: (getattr(p, key), p.gpus, p.gpu, p.cloud or ""))
+    return [replace(p, cheapest=True) if p is best else p for p in points]
+
+
+def run_sweep(loaded: LoadedSpec, grid: SweepGrid, catalog: Catalog | None = None
+              ) -> SweepResult:
+    """Plan every point of ``grid`` for the spec in ``loaded``."""
+    cat = catalog or default_catalog()
+    if not loaded.spec.training:
+        raise PodplanError("sweep compares training runs (time and $ per run); this spec has "
+                           "only inference workloads", loaded.path)
+    points: list[SweepPoint] = []
+    for gpu in grid.gpu_types:
+        for gpus in grid.gpus:
+            points += _points(loaded, gpu, gpus, grid, cat)
+    return SweepResult(loaded.spec.name, loaded.path, grid.deadline_hours,
+                       _mark_cheapest(points))

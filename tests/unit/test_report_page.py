@@ -1,0 +1,87 @@
+"""report.html as a file: self-contained, deterministic, accessible, and open to new fields."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from pydantic import Field
+
+from generator import pipeline
+from generator.bom import BillOfMaterials
+from generator.emit.report import emit_report
+from generator.emit.report.blocks import facts_table
+from generator.emit.report.racks import device_info, draw_rack
+from generator.emit.report.summary import uncertainty_text
+from generator.plan.models import ClusterPlan, PowerSummary, Rack, RackSlot
+
+
+@cache
+def _plan(example: str) -> tuple[ClusterPlan, BillOfMaterials]:
+    loaded = pipeline.load_checked(f"examples/{example}.yaml")
+    plan = pipeline.plan(loaded)
+    return plan, pipeline.bill_of_materials(loaded, plan)
+
+
+def _html(example: str = "dell-8node-config1") -> str:
+    plan, bom = _plan(example)
+    (out,) = emit_report(plan, bom, ["inventories/x/hosts.yml"])
+    assert out.path == f"reports/{plan.name}/report.html"
+    return out.content
+
+
+def test_report_is_byte_identical_across_runs() -> None:
+    assert _html() == _html()
+
+
+def test_report_fetches_nothing() -> None:
+    html = _html()
+    assert not re.search(r'\b(?:src|href)="(?!#)', html), "only in-page references"
+    assert "<link" not in html and "@import" not in html and "url(http" not in html
+    assert "<metadata>" not in html and "dc:date" not in html.lower()
+
+
+def test_ids_are_unique_and_every_drawing_has_a_title() -> None:
+    html = _html()
+    ids = re.findall(r' id="([^"]+)"', html)
+    assert len(ids) == len(set(ids))
+    for svg in re.findall(r"<svg\b[^>]*>.{0,400}", html, re.S):
+        if 'class="defs"' in svg[:80]:
+            continue
+        assert re.match(r"<svg[^>]*><title", svg), svg[:200]
+
+
+def test_sections_in_reading_order() -> None:
+    html = _html()
+    order = [m for m in re.findall(r'<section id="([a-z]+)"', html)]
+    assert order == ["summary", "workloads", "fabric", "racks", "bom", "reliability", "outputs"]
+
+
+def test_fields_a_later_plan_adds_show_up() -> None:
+    class Facility(PowerSummary):
+        airflow_cfm: float = Field(default=0.0, description="Cooling airflow.")
+
+    plan, _ = _plan("dell-8node-config1")
+    power = Facility(**plan.power.model_dump(), airflow_cfm=12345.0)
+    table = facts_table("f", "Power", power)
+    labels = [row[0].text for row in table.rows]
+    assert "airflow cfm: Cooling airflow" in labels
+    assert uncertainty_text(type("E", (), {"uncertainty_pct": {
+        "low": -12, "high": 18, "similar_measurements": 14}})()) == (
+        " (−12 %/+18 %, 14 similar measurements)")
+    assert uncertainty_text(object()) == ""
+
+
+def test_rack_over_its_limits_says_so_in_words() -> None:
+    plan, _ = _plan("dell-8node-config1")
+    rack = Rack(name="rx", units=42, power_budget_kw=10.0, power_kw=12.5,
+                slots=[RackSlot(u=1, height_u=6, device="gpu001", kind="node")])
+    svg = draw_rack(rack, device_info(plan))
+    assert "12.5/10 kW OVER" in svg
+    assert "<title>Rack rx: 1 GPU node; 12.5 of 10 kW; 6 of 42 U used</title>" in svg
+    assert "gpu001 · XE9680" in svg
+
+
+def test_inference_only_plan_renders() -> None:
+    html = _html("llama31-70b-chat")
+    assert "No training run in this plan" in html
