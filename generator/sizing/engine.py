@@ -17,6 +17,7 @@ import math
 
 from generator.catalog.load import Catalog
 from generator.catalog.models import Server
+from generator.errors import PodplanError, Problem
 from generator.sizing.inference import InferenceJob, max_batch, operating_point, serve
 from generator.sizing.model.arch import resolve_model
 from generator.sizing.model.efficiency import Efficiency, default_efficiency
@@ -81,6 +82,7 @@ def size(
     server = catalog.servers[hw.server]
     gpu = catalog.gpus[hw.gpu]
     device = device_from_gpu(gpu)
+    refuse_fp8_without_it(spec, gpu.name, device)
     node = node_from_server(server, gpu, hw.east_west_nics_per_node)
     training = [estimate_training(w, catalog, device, node, e, hw.gpus, run_env, bands)
                 for w in spec.training]
@@ -106,6 +108,18 @@ def size(
         and (hw.gpus is None or serve_gpus <= hw.gpus),
         order=[w.name for w in spec.workloads], notes=[*notes, *rounding],
     )
+
+
+def refuse_fp8_without_it(spec: Spec, gpu_name: str, device: Device) -> None:
+    """FP8 workloads on a GPU without FP8 tensor cores are an error, never a silent bf16 run
+    (the spec check says so with line numbers; this guards every other caller)."""
+    bad = [w.name for w in spec.workloads if w.precision.value == "fp8"]
+    if bad and not device.supports_fp8:
+        raise PodplanError(
+            f"{gpu_name} has no FP8 tensor cores",
+            problems=[Problem(path=f"workloads.{name}.precision", message="fp8 is not "
+                              f"available on {gpu_name}", allowed="bf16") for name in bad],
+        )
 
 
 def whole_servers_note(gpus: int, nodes: int, server: Server) -> list[str]:

@@ -150,3 +150,16 @@ def test_outside_calibration_says_so() -> None:
     assert t.uncertainty is not None and not t.uncertainty.calibrated
     assert any("outside every calibrated regime" in n for n in t.notes)
     assert "outside calibration" in format_table(r)
+
+
+def test_fp8_on_a100_is_refused_by_the_engine_too() -> None:
+    """Callers that skip the spec check (the sweep's GPU variants) still get an error, not a
+    silent bf16 run."""
+    from generator.errors import PodplanError
+
+    w = {**PRETRAIN, "precision": "fp8"}
+    s = Spec.model_validate({"name": "t", "workloads": [w], "hardware": {
+        "server": "dgx-a100", "gpu": "a100-sxm-80gb"}})
+    with pytest.raises(PodplanError) as err:
+        size(s, CATALOG)
+    assert err.value.problems[0].path == "workloads.pre.precision"
