@@ -24,10 +24,10 @@ from generator.sizing.uncertainty import UNCERTAINTY_FILE
 
 IN_SAMPLE_MEDIAN = 0.08
 IN_SAMPLE_WITHIN20 = 0.85
-LOSO_MEDIAN_ACHIEVED = 0.15
-"""What the shipped fit achieved leave-one-source-out (recorded in uncertainty.yaml), with a
-little room for refits; the target 0.12 is missed and named in the README."""
-LOSO_WITHIN20_ACHIEVED = 0.60
+LOSO_MEDIAN = 0.12
+"""Leave-one-source-out targets (the shipped fit reaches 10.7 % and 77 %, recorded in
+uncertainty.yaml by benchmarks/fit.py)."""
+LOSO_WITHIN20 = 0.75
 ROW_LIMIT = 0.35
 KNOWN_MISS_LIMIT = 1.0
 FOLD_MEDIAN = 0.15
@@ -48,9 +48,6 @@ KNOWN_MISSES = {
     "D1": DELL_4GPU, "D2": DELL_4GPU, "D8": DELL_4GPU, "D9": DELL_4GPU,
     "D10": DELL_SFT, "D13": DELL_SFT,
     "T044": HF_FIXED_COST,
-    "T006": "torchtitan context parallelism (Dec 2024) runs 40 % below NeMo's on the same "
-            "shapes; one CP overlap share cannot serve both",
-    "T007": "as T006",
     "T054": "Oracle's MLPerf v5.0 LoRA run is 30 % slower than Azure's identical one (T053)",
 }
 
@@ -92,8 +89,8 @@ def test_recorded_cross_validation_matches_the_data_and_holds() -> None:
     the model achieved at least what this test records."""
     scores = recorded()
     assert int(scores["rows"]) == len(load_rows()), "calibration changed: rerun benchmarks.fit"
-    assert scores["median_abs_error"] <= LOSO_MEDIAN_ACHIEVED
-    assert scores["within_20pct"] >= LOSO_WITHIN20_ACHIEVED
+    assert scores["median_abs_error"] <= LOSO_MEDIAN
+    assert scores["within_20pct"] >= LOSO_WITHIN20
 
 
 def test_far_better_than_the_seed_rule(rows: list[Row]) -> None:
