@@ -1,49 +1,80 @@
 """The ``podplan`` command line: thin click commands over ``generator.pipeline``.
 
-User errors (``PodplanError``) print one screen to stderr and exit 2; there is no traceback
-for bad input. Everything else is a bug and is allowed to show one.
+User errors (``PodplanError``) print one screen to stderr and exit 2; a bug prints one line
+and exits 1 (the traceback only with ``--verbose``); see ``generator.console`` for the
+conventions. Every command reads its spec through ``pipeline.load_checked``, so all of them
+accept and reject the same specs.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
-from generator import __version__, pipeline
+from generator import __version__, console, pipeline
 from generator.errors import PodplanError
 
 SPEC = click.argument("spec", type=click.Path(dir_okay=False, path_type=str))
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _level(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    console.set_level(**{str(param.name): value})
+
+
+def verbosity(f: F) -> F:
+    """``-q/--quiet`` and ``-v/--verbose``, accepted before or after the command name."""
+    quiet = click.option("-q", "--quiet", is_flag=True, expose_value=False, callback=_level,
+                         help="Print only results and errors.")
+    verbose = click.option("-v", "--verbose", is_flag=True, expose_value=False,
+                           callback=_level,
+                           help="Print more, and the traceback of an internal error.")
+    return quiet(verbose(f))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="podplan")
+@verbosity
 def cli() -> None:
-    """Size an LLM GPU cluster from a workload spec and generate its BOM, Ansible and Pulumi."""
+    """Size an LLM GPU cluster from a workload spec and generate its BOM, Ansible and Pulumi.
+
+    Exit codes: 0 ok, 2 bad input (the message names file, line and field), 1 a bug in
+    podplan. Shell completion: eval "$(_PODPLAN_COMPLETE=bash_source podplan)".
+    """
 
 
 @cli.command()
+@verbosity
 def schema() -> None:
     """Print the JSON Schema of the spec format."""
+    from generator.spec.limits import annotate_schema
     from generator.spec.models import Spec
 
-    click.echo(json.dumps(Spec.model_json_schema(), indent=2, sort_keys=True))
+    doc = annotate_schema(Spec.model_json_schema())
+    click.echo(json.dumps(doc, indent=2, sort_keys=True))
 
 
 @cli.command()
 @SPEC
+@verbosity
 def validate(spec: str) -> None:
-    """Check SPEC (shape, values and catalog references) without sizing it."""
+    """Check SPEC as plan would (shape, values, catalog, sizing, layout); write nothing."""
     loaded = pipeline.load_checked(spec)
+    out = pipeline.outputs(loaded)
     n = len(loaded.spec.workloads)
-    click.echo(f"ok: {spec}: '{loaded.spec.name}', {n} workload{'s' if n != 1 else ''}")
+    console.info(f"ok: {spec}: '{loaded.spec.name}', {n} workload{'s' if n != 1 else ''}, "
+                 f"{len(out.files)} files to write")
 
 
 @cli.command()
 @SPEC
 @click.option("--json", "as_json", is_flag=True, help="Print the machine-readable result.")
+@verbosity
 def size(spec: str, as_json: bool) -> None:
     """Size the workloads in SPEC: layout, memory, time and GPU count."""
     from generator.sizing import format_table
@@ -65,6 +96,7 @@ def size(spec: str, as_json: bool) -> None:
     show_default=True,
     help="Output format.",
 )
+@verbosity
 def bom(spec: str, fmt: str) -> None:
     """Print the bill of materials for SPEC."""
     from generator.bom import format_bom
@@ -79,26 +111,42 @@ def bom(spec: str, fmt: str) -> None:
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=Path(),
     show_default=True,
     help="Directory to write reports/, inventories/ and stacks/ under.",
 )
 @click.option("--dry-run", is_flag=True, help="List the files that would be written.")
+@verbosity
 def plan(spec: str, out_dir: Path, dry_run: bool) -> None:
-    """Plan the cluster for SPEC and write reports, inventory and stack config."""
+    """Plan the cluster for SPEC and write reports, inventory and stack config.
+
+    Lists every file written (new or changed) and removed on stdout; --quiet lists nothing,
+    --verbose lists the unchanged files too.
+    """
     from generator.emit.stack_secrets import merge_with_existing
-    from generator.render.write import write_tree
+    from generator.render.write import cannot_write, write_tree
 
     out = pipeline.outputs(pipeline.load_checked(spec))
     if dry_run:
         for f in out.files:
             click.echo(f"would write {out_dir / f.path} ({len(f.content)} bytes)")
         return
-    write_tree(out_dir, merge_with_existing(out_dir, out.files), out.owned_dirs)
-    click.echo(f"wrote {len(out.files)} files under {out_dir}")
-    for d in out.owned_dirs:
-        click.echo(f"  {out_dir / d}/")
+    try:
+        files = merge_with_existing(out_dir, out.files)
+    except OSError as exc:
+        raise cannot_write(exc, out_dir) from None
+    except UnicodeDecodeError:
+        raise PodplanError(f"cannot update a stack file under {out_dir}: not UTF-8") from None
+    done = write_tree(out_dir, files, out.owned_dirs)
+    for path in done.written:
+        console.info(f"wrote {out_dir / path}")
+    for path in done.unchanged:
+        console.detail(f"unchanged {out_dir / path}")
+    for path in done.removed:
+        console.info(f"removed {out_dir / path}")
+    console.info(f"{len(done.written)} written, {len(done.unchanged)} unchanged, "
+                 f"{len(done.removed)} removed under {out_dir}")
 
 
 @cli.command()
@@ -109,6 +157,7 @@ def plan(spec: str, out_dir: Path, dry_run: bool) -> None:
 @click.option("--deadline-hours", type=float, help="Deadline (default: the spec's workloads').")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "html"]),
               default="table", show_default=True, help="Output format.")
+@verbosity
 def sweep(spec: str, gpus: str | None, gpu: str | None, cloud: str | None,
           deadline_hours: float | None, fmt: str) -> None:
     """Plan SPEC over cluster sizes, GPU types and clouds; mark the cheapest point on time."""
@@ -117,15 +166,6 @@ def sweep(spec: str, gpus: str | None, gpu: str | None, cloud: str | None,
     click.echo(sweep_text(spec, gpus, gpu, cloud, deadline_hours, fmt), nl=False)
 
 
-def main() -> None:
-    """Console-script entry point: user errors exit 2 with a located message."""
-    try:
-        cli.main(standalone_mode=False)
-    except PodplanError as err:
-        click.echo(str(err), err=True)
-        sys.exit(2)
-    except click.exceptions.Abort:
-        sys.exit(130)
-    except click.ClickException as err:
-        err.show()
-        sys.exit(2)
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point: exits 0 ok, 2 user error, 1 internal error (a bug)."""
+    sys.exit(console.run(cli, argv))

@@ -47,10 +47,10 @@ def format_error(err: PodplanError) -> str:
         head = f"error: {err.source}: {err.summary}"
     lines = [head]
     for p in err.problems:
-        where = p.path or "(top level)"
         loc = f"{err.source}:{p.line}" if err.source and p.line else (err.source or "")
         prefix = f"  {loc}: " if loc else "  "
-        lines.append(f"{prefix}{where}: {p.message}")
+        where = f"{p.path}: " if p.path else ""
+        lines.append(f"{prefix}{where}{p.message}")
         if p.allowed:
             lines.append(f"      allowed: {p.allowed}")
         if p.hint:

@@ -1,17 +1,26 @@
 """The pipeline, end to end: spec file -> checked spec -> sizing -> ClusterPlan -> files.
 
 Each step is a plain function so the CLI, the tests and the benchmarks drive the same code.
+``load_checked`` is the one front door: every command goes through it, so every command
+accepts and rejects the same specs. Errors raised by later stages (sizing, planner, network)
+name a spec field; ``located`` adds the file and line of that field.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 
 from generator.catalog.load import Catalog, default_catalog
+from generator.errors import PodplanError, Problem
 from generator.plan.models import ClusterPlan
 from generator.render.files import OutFile
 from generator.sizing.result import SizingResult
+from generator.spec import limits
 from generator.spec.load import LoadedSpec, load_spec
+from generator.spec.messages import format_path
 from generator.spec.resolve import check_references, prices_path
 
 
@@ -20,6 +29,64 @@ def load_checked(spec_file: str, catalog: Catalog | None = None) -> LoadedSpec:
     loaded = load_spec(spec_file)
     check_references(loaded, catalog or default_catalog())
     return loaded
+
+
+def field_loc(path: str, loaded: LoadedSpec) -> tuple[str | int, ...]:
+    """A problem's field path as a location: ``workloads.chat.tp`` or ``workloads[1].tp`` ->
+    ``('workloads', 1, 'tp')`` (workloads may be named by name or by index)."""
+    names = {w.name: i for i, w in enumerate(loaded.spec.workloads)}
+    loc: list[str | int] = []
+    for token in re.findall(r"\[(\d+)\]|([^.\[\]]+)", path):
+        index, key = token
+        if index:
+            loc.append(int(index))
+        elif loc == ["workloads"] and key in names:
+            loc.append(names[key])
+        else:
+            loc.append(key)
+    return tuple(loc)
+
+
+def locate(err: PodplanError, loaded: LoadedSpec) -> PodplanError:
+    """``err`` with the spec file as its source and each field's line filled in."""
+    if err.source not in (None, loaded.path):
+        return err
+
+    def place(p: Problem) -> Problem:
+        if not p.path or p.line is not None:
+            return p
+        loc = field_loc(p.path, loaded)
+        return replace(p, path=format_path(loc), line=loaded.lines.line_of(loc))
+
+    return PodplanError(err.summary, loaded.path, [place(p) for p in err.problems])
+
+
+@contextmanager
+def located(loaded: LoadedSpec) -> Iterator[None]:
+    """Re-raise a stage's ``PodplanError`` located in the spec file."""
+    try:
+        yield
+    except PodplanError as err:
+        raise locate(err, loaded) from None
+
+
+def _check_size(loaded: LoadedSpec, result: SizingResult) -> None:
+    """The sized cluster must stay within ``limits.MAX_GPUS`` (inference load can push it)."""
+    if result.gpus <= limits.MAX_GPUS:
+        return
+    worst = max(result.inference, key=lambda i: i.gpus, default=None)
+    problems = []
+    if worst is not None:
+        i = next(k for k, w in enumerate(loaded.spec.workloads) if w.name == worst.name)
+        loc = ("workloads", i, "requests_per_minute")
+        problems.append(Problem(
+            path=format_path(loc), line=loaded.lines.line_of(loc),
+            message=f"needs {worst.gpus:,} GPUs ({worst.replicas:,} replicas)",
+            allowed=f"a load served by at most {limits.MAX_GPUS:,} GPUs in all",
+            hint="lower the load, or split the service over several clusters"))
+    raise PodplanError(
+        f"the workloads need {result.gpus:,} GPUs; podplan plans at most {limits.MAX_GPUS:,}",
+        loaded.path, problems)
 
 
 def size(loaded: LoadedSpec, catalog: Catalog | None = None) -> SizingResult:
@@ -35,14 +102,16 @@ def size(loaded: LoadedSpec, catalog: Catalog | None = None) -> SizingResult:
     from generator.sizing import size as size_spec
 
     cat = catalog or default_catalog()
-    result = size_spec(loaded.spec, cat)
-    env = run_environment(loaded.spec, result, cat)
-    for _ in range(3):
-        result = size_spec(loaded.spec, cat, env=env)
-        settled = run_environment(loaded.spec, result, cat)
-        if settled == env:
-            break
-        env = settled
+    with located(loaded):
+        result = size_spec(loaded.spec, cat)
+        env = run_environment(loaded.spec, result, cat)
+        for _ in range(3):
+            result = size_spec(loaded.spec, cat, env=env)
+            settled = run_environment(loaded.spec, result, cat)
+            if settled == env:
+                break
+            env = settled
+    _check_size(loaded, result)
     return result
 
 
@@ -51,7 +120,9 @@ def plan(loaded: LoadedSpec, catalog: Catalog | None = None) -> ClusterPlan:
     from generator.plan.build import build_plan
 
     cat = catalog or default_catalog()
-    return build_plan(loaded.spec, loaded.path, size(loaded, cat), cat)
+    sized = size(loaded, cat)
+    with located(loaded):
+        return build_plan(loaded.spec, loaded.path, sized, cat)
 
 
 @dataclass(frozen=True)
@@ -66,12 +137,20 @@ def bill_of_materials(loaded: LoadedSpec, cluster: ClusterPlan, catalog: Catalog
     """The priced BOM of a plan (price book from the catalog, overridden by ``prices:``)."""
     from generator.bom import build_bom, load_price_book
 
-    book = load_price_book(catalog or default_catalog(), prices_path(loaded))
-    return build_bom(cluster, book)
+    with located(loaded):
+        book = load_price_book(catalog or default_catalog(), prices_path(loaded))
+        return build_bom(cluster, book)
 
 
 def outputs(loaded: LoadedSpec, catalog: Catalog | None = None) -> Outputs:
     """Plan the cluster and render every artifact from that one plan."""
+    from generator.plan._construct import gc_paused
+
+    with gc_paused():  # tens of thousands of acyclic objects: a collection only costs time
+        return _outputs(loaded, catalog)
+
+
+def _outputs(loaded: LoadedSpec, catalog: Catalog | None) -> Outputs:
     from generator.emit.inventory import emit_inventory
     from generator.emit.pulumi import emit_pulumi
     from generator.emit.report import emit_report
@@ -80,7 +159,8 @@ def outputs(loaded: LoadedSpec, catalog: Catalog | None = None) -> Outputs:
     cat = catalog or default_catalog()
     cluster = plan(loaded, cat)
     bom = bill_of_materials(loaded, cluster, cat)
-    files = [*emit_reports(cluster, bom), *emit_inventory(cluster), *emit_pulumi(cluster)]
-    files += emit_report(cluster, bom, [f.path for f in files])
+    with located(loaded):
+        files = [*emit_reports(cluster, bom), *emit_inventory(cluster), *emit_pulumi(cluster)]
+        files += emit_report(cluster, bom, [f.path for f in files])
     owned = [f"reports/{cluster.name}", f"inventories/{cluster.name}"]
     return Outputs(files=sorted(files), owned_dirs=owned)

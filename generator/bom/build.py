@@ -1,82 +1,81 @@
-"""Plan -> priced bill of materials. Quantities come only from the plan's devices and cables.
+"""Plan -> priced bill of materials. Quantities come only from the plan's devices and links.
 
-Lines, in order: compute nodes (by model), GPU-fabric NICs, management servers, storage
-nodes, switches (compute fabric, front end, out of band), optics and cables (counted from
-the plan's links: twin-port switch modules once per used cage), racks and PDUs, software
-(BCM path: NVIDIA AI Enterprise, first year), installation/support uplift. A part the price
-book does not price is listed with no unit price and counted in ``unpriced_lines``.
+Lines, in order: compute nodes (the actual GPU, NIC count and configuration, priced without
+their fabric NICs), management servers, storage nodes, GPU-fabric NICs (unless built into
+the system, e.g. DGX), north-south NICs, switches (compute fabric, front end, storage back
+end, out of band), transceivers and cables by exact part number (counted from the plan's
+links: splitters and twin-port modules once per cage), racks and PDUs, spares (the spec's
+spares policy), software (BCM path: NVIDIA AI Enterprise, first year), installation/support
+uplift. A part the price book does not price is listed with no unit price, counted in
+``unpriced_lines`` and named in the summary's ``unpriced``.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from typing import Any
 
-from generator.bom.models import BillOfMaterials, BomLine, CloudCost
+from generator.bom.cables import optic_lines, spare_lines
+from generator.bom.lines import make_line
+from generator.bom.models import BillOfMaterials, BomLine
 from generator.bom.prices import PriceBook
+from generator.bom.summary import cloud_costs, summary, unpriced
 from generator.plan._construct import gc_paused
-from generator.plan.cabling import part_counts
 from generator.plan.compute import whole_server_note
 from generator.plan.models import ClusterPlan
 
-HOURS_PER_MONTH = 730.0
 NIC_ID = "cx7-osfp-1x400"
 RACK_ID = "rack-42u"
 SOFTWARE_ID = "nvaie-per-gpu-year"
 UPLIFT_ID = "support-installation-uplift"
+PDU_ID = "pdu-3ph-415v-32a"
 SWITCH_CATEGORY = {
     "compute": "compute fabric",
     "frontend": "front-end network",
+    "storage": "storage back-end network",
     "oob": "out-of-band network",
 }
 ROLE_CATEGORY = {
     "compute": "compute",
     "spare": "compute",
     "head": "management",
+    "mgmt": "management",
     "login": "management",
     "ufm": "management",
     "storage": "storage",
 }
 
 
-def _line(
-    book: PriceBook,
-    category: str,
-    item_id: str,
-    qty: int,
-    part: str = "",
-    unit: str = "",
-    unit_usd: float | None = None,
-    note: str = "",
-    source: str | None = None,
-) -> BomLine:
-    item = book.get(item_id)
-    if unit_usd is None and item is not None:
-        unit_usd = item.usd
-    if source is None:
-        source = book.source(item_id) if item is not None else "not in the price book (gap)"
-    return BomLine(
-        category=category,
-        part=part or (item.name if item else item_id),
-        catalog_id=item_id,
-        quantity=qty,
-        unit=unit or (item.unit if item else "unit"),
-        unit_usd=round(unit_usd, 2) if unit_usd is not None else None,
-        extended_usd=round(unit_usd * qty, 2) if unit_usd is not None else None,
-        source=source,
-        estimate=item.estimate if item else True,
-        note=note,
-    )
-
-
 def _server_price_id(book: PriceBook, model: str, gpu: str | None) -> str:
-    """Price id of a server: ``<model>-<n>x-<gpu>`` variants first, then ``<model>``."""
+    """Price id of a server: ``<model>-<gpu family>`` (e.g. xe9680-h100-sxm), else ``<model>``."""
     if gpu:
-        short = gpu.rsplit("-", 1)[0]  # h100-pcie-80gb -> h100-pcie
-        for item_id in sorted(book.items):
-            if item_id.startswith(f"{model}-") and item_id.endswith(short):
-                return item_id
+        family = gpu.rsplit("-", 1)[0]  # h100-sxm-80gb -> h100-sxm
+        if book.get(f"{model}-{family}") is not None:
+            return f"{model}-{family}"
+        if book.get(model) is None:
+            return f"{model}-{family}"  # a gap, listed and flagged under this id
     return model
+
+
+DELL_CONFIGS = {"xe9680": {8: "Dell configuration 1", 4: "Dell configuration 2"}}
+
+
+def _compute_part(plan: ClusterPlan, book: PriceBook, model: str, item_id: str) -> str:
+    """The compute line's name: system, GPUs, fabric NICs and configuration."""
+    node = next(n for n in plan.nodes if n.model == model and n.role in ("compute", "spare"))
+    item = book.get(item_id)
+    base = re.split(r",| \(", item.name, maxsplit=1)[0] if item else model
+    rails = plan.fabric.rails
+    gpu_name = (node.gpu or "").upper().replace("-", " ")
+    text = f"{base.strip()}, {node.gpus}x {gpu_name}"
+    if not rails:
+        return text + ", no GPU-fabric NICs"
+    nic = book.nics.get(plan.east_west_nic, plan.east_west_nic)
+    share = "one per GPU" if rails == node.gpus else f"one per {node.gpus // rails} GPUs"
+    config = DELL_CONFIGS.get(model, {}).get(rails)
+    how = "built in" if plan.east_west_built_in else "on their own line"
+    detail = "; ".join(x for x in (f"{config}, {share}" if config else share, how) if x)
+    return text + f", {rails}x {nic} ({detail})"
 
 
 def _node_lines(plan: ClusterPlan, book: PriceBook) -> list[BomLine]:
@@ -91,9 +90,34 @@ def _node_lines(plan: ClusterPlan, book: PriceBook) -> list[BomLine]:
         if model == plan.storage.model:
             out.append(_storage_line(plan, book, qty))
             continue
+        item_id = _server_price_id(book, model, gpu)
+        part = _compute_part(plan, book, model, item_id) if cat == "compute" else ""
+        if cat == "management":
+            part = _management_part(plan, book, model, item_id)
         note = (whole_server_note(plan.sizing) or "") if cat == "compute" else ""
-        out.append(_line(book, cat, _server_price_id(book, model, gpu), qty, note=note))
+        line = make_line(book, cat, item_id, qty, part=part, note=note)
+        if line.unit_usd is None:
+            line = line.model_copy(update={"note": "; ".join(filter(None, [
+                line.note, "no price: quote this configuration"]))})
+        out.append(line)
     return out
+
+
+ROLE_WORDS = {  # singular, plural
+    "head": ("head node", "head nodes"),
+    "mgmt": ("service node", "service nodes (Slurm, accounting, monitoring)"),
+    "login": ("login node", "login nodes"),
+    "ufm": ("UFM appliance", "UFM appliances"),
+}
+
+
+def _management_part(plan: ClusterPlan, book: PriceBook, model: str, item_id: str) -> str:
+    """The price item's name and what the units of this model are for (heads, login ...)."""
+    roles = Counter(n.role for n in plan.nodes if n.model == model and n.role in ROLE_WORDS)
+    item = book.get(item_id)
+    name = item.name if item else model
+    uses = ", ".join(f"{k} {ROLE_WORDS[r][k > 1]}" for r, k in roles.items())
+    return f"{name}: {uses}"
 
 
 def _storage_line(plan: ClusterPlan, book: PriceBook, qty: int) -> BomLine:
@@ -107,51 +131,54 @@ def _storage_line(plan: ClusterPlan, book: PriceBook, qty: int) -> BomLine:
     if item is not None and item.usd_per_raw_tb is not None:
         unit = item.usd_per_raw_tb * raw_per_node
         note = f"{item.usd_per_raw_tb:g} USD per raw TB x {raw_per_node:g} TB"
-    return _line(book, "storage", st.model, qty, part=part, unit_usd=unit, note=note)
+    return make_line(book, "storage", st.model, qty, part=part, unit_usd=unit, note=note)
 
 
 def _nic_lines(plan: ClusterPlan, book: PriceBook) -> list[BomLine]:
-    roles = {n.name: n for n in plan.nodes}
-    in_gpu_nodes = 0
-    in_heads = 0
+    """GPU-fabric NICs (per fabric port of a GPU node), opensm head NICs, north-south NICs."""
+    roles = {n.name: n.role for n in plan.nodes}
+    in_gpu_nodes = in_heads = 0
     for link in plan.links:
         if link.network != "compute":
             continue
-        node = roles.get(link.a)
-        if node is None:
-            continue
-        if node.role in ("compute", "spare"):
+        role = roles.get(link.a)
+        if role in ("compute", "spare"):
             in_gpu_nodes += 1
-        elif node.role == "head":
+        elif role == "head":
             in_heads += 1
     out = []
-    nic = book.get(NIC_ID)
-    gpu_models = {n.model for n in plan.nodes if n.role in ("compute", "spare")}
-    included = any(
-        (it := book.get(_server_price_id(book, m, plan.sizing.gpu))) is not None
-        and "CX-7" in it.name
-        for m in gpu_models
-    )
+    nic_id = plan.east_west_nic or NIC_ID
+    name = book.nics.get(nic_id, nic_id)
     if in_gpu_nodes:
+        built = plan.east_west_built_in
         out.append(
-            _line(
+            make_line(
                 book,
                 "compute fabric",
-                NIC_ID,
+                nic_id,
                 in_gpu_nodes,
-                part=(nic.name if nic else NIC_ID) + " (GPU fabric NIC)",
-                unit_usd=0.0 if included else None,
-                note="included in the GPU node price" if included else "",
+                part=f"{name} (GPU fabric NIC)",
+                unit_usd=0.0 if built else None,
+                note="built into the system, priced with it" if built else "",
             )
         )
     if in_heads:
         out.append(
-            _line(
+            make_line(book, "compute fabric", NIC_ID, in_heads, part=f"{name} (head, opensm)")
+        )
+    gpu_nodes = len(plan.nodes_with_role("compute", "spare"))
+    if gpu_nodes and plan.north_south_nic:
+        built = plan.north_south_built_in
+        ns = plan.north_south_nic
+        out.append(
+            make_line(
                 book,
-                "compute fabric",
-                NIC_ID,
-                in_heads,
-                part=(nic.name if nic else NIC_ID) + " (head node, opensm)",
+                "front-end network",
+                ns,
+                gpu_nodes,
+                part=f"{book.nics.get(ns, ns)} (north-south NIC, one per GPU node)",
+                unit_usd=0.0 if built else None,
+                note="built into the system, priced with it" if built else "",
             )
         )
     return out
@@ -161,44 +188,28 @@ def _switch_lines(plan: ClusterPlan, book: PriceBook) -> list[BomLine]:
     groups: Counter[tuple[str, str]] = Counter((s.network, s.model) for s in plan.switches)
     order = list(SWITCH_CATEGORY)
     return [
-        _line(book, SWITCH_CATEGORY[net], model, qty)
+        make_line(book, SWITCH_CATEGORY[net], model, qty)
         for (net, model), qty in sorted(
             groups.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1])
         )
     ]
 
 
-def _optic_lines(plan: ClusterPlan, book: PriceBook) -> list[BomLine]:
-    optics = book.optics
-    counts = part_counts(plan.links, book.shared_parts)
-    out = []
-    for part, qty in sorted(counts.items()):
-        optic = optics.get(part)
-        cat = "cables" if optic is not None and optic.where == "cable" else "optics"
-        if optic is None and "aoc" in part:
-            cat = "cables"
-        name = optic.name if optic else ""
-        note = "" if optic else "not in the optics catalog"
-        out.append(_line(book, cat, part, qty, part=name, note=note))
-    return sorted(out, key=lambda line: (line.category != "optics", line.catalog_id))
-
-
 def _rack_lines(plan: ClusterPlan, book: PriceBook) -> list[BomLine]:
     pdus = sum(1 for r in plan.racks for s in r.slots if s.kind == "pdu")
-    rack = book.get(RACK_ID)
-    out = [_line(book, "racks", RACK_ID, len(plan.racks))]
+    out = [make_line(book, "racks", RACK_ID, len(plan.racks))]
     if pdus:
+        cap = plan.racks[0].pdu_capacity_kw
+        item = book.get(PDU_ID)
+        name = item.name if item else PDU_ID
         out.append(
-            _line(
+            make_line(
                 book,
                 "racks",
-                "rack-pdu",
+                PDU_ID,
                 pdus,
-                part="Rack PDU (3-phase, switched/metered)",
+                part=f"{name}, {cap:g} kW continuous each (A+B feeds)",
                 unit="pdu",
-                unit_usd=0.0 if rack else None,
-                note=f"included in {RACK_ID}" if rack else "",
-                source=book.source(RACK_ID) if rack else None,
             )
         )
     return out
@@ -209,7 +220,7 @@ def _extra_lines(plan: ClusterPlan, book: PriceBook, hardware: float) -> list[Bo
     if plan.scheduler_kind == "bcm" and book.get(SOFTWARE_ID) is not None:
         gpus = sum(n.gpus for n in plan.nodes)
         out.append(
-            _line(
+            make_line(
                 book,
                 "software",
                 SOFTWARE_ID,
@@ -220,7 +231,7 @@ def _extra_lines(plan: ClusterPlan, book: PriceBook, hardware: float) -> list[Bo
     uplift = book.get(UPLIFT_ID)
     if uplift is not None and uplift.fraction_of_hardware:
         out.append(
-            _line(
+            make_line(
                 book,
                 "services",
                 UPLIFT_ID,
@@ -231,85 +242,6 @@ def _extra_lines(plan: ClusterPlan, book: PriceBook, hardware: float) -> list[Bo
             )
         )
     return out
-
-
-def _cloud(plan: ClusterPlan, capex: float) -> list[CloudCost]:
-    out = []
-    power = plan.power.usd_per_month
-    for c in plan.cloud:
-        fs = c.filesystem.usd_per_month
-        monthly = round(c.usd_per_hour * HOURS_PER_MONTH + (fs or 0.0), 2)
-        saving = monthly - power
-        out.append(
-            CloudCost(
-                provider=c.provider,
-                instance=c.instance_type,
-                count=c.count,
-                usd_per_hour=c.usd_per_hour,
-                usd_per_run=c.usd_per_run,
-                filesystem_usd_per_month=fs,
-                usd_per_month=monthly,
-                break_even_months=round(capex / saving, 1) if saving > 0 else None,
-            )
-        )
-    return out
-
-
-def summary(plan: ClusterPlan, capex: float, cloud: list[CloudCost]) -> dict[str, Any]:
-    """The cluster figures of ``bom.json``'s summary."""
-    f, st = plan.fabric, plan.storage
-    compute = plan.nodes_with_role("compute")
-    names = {n.name for n in compute}
-    nics = sum(1 for link in plan.links if link.network == "compute" and link.a in names)
-    return {
-        "compute_nodes": len(compute),
-        "spare_nodes": len(plan.nodes_with_role("spare")),
-        "gpus": sum(n.gpus for n in compute),
-        "east_west_nics": nics,
-        "fabric": {
-            "switch_model": f.switch_model,
-            "tiers": f.tiers,
-            "rails": f.rails,
-            "scalable_units": f.scalable_units,
-            "leaf_switches": f.leaf_switches,
-            "spine_switches": f.spine_switches,
-            "core_switches": f.core_switches,
-            "node_to_leaf_links": f.node_to_leaf_links,
-            "leaf_to_spine_links": f.leaf_to_spine_links,
-            "spine_to_core_links": f.spine_to_core_links,
-            "leaf_to_leaf_links": f.leaf_to_leaf_links,
-            "subnet_manager": f.subnet_manager,
-        },
-        "storage": {
-            "model": st.model.replace("powerscale-", "").upper(),
-            "nodes": st.nodes,
-            "usable_tb": st.usable_tb,
-            "write_gbps": st.write_gbps,
-            "read_gbps": st.read_gbps,
-        },
-        "racks": len(plan.racks),
-        "power_kw": plan.power.it_kw,
-        "facility_kw": plan.power.facility_kw,
-        "btu_per_hour": plan.power.btu_per_hour,
-        "power_usd_per_month": plan.power.usd_per_month,
-        "capex_usd": round(capex, 2),
-        "time_hours": plan.reliability.wallclock_hours,
-        "compute_hours": plan.reliability.compute_hours,
-        "goodput": plan.reliability.goodput,
-        "expected_interruptions": plan.reliability.expected_interruptions,
-        "cloud": [
-            {
-                "provider": c.provider,
-                "instance": c.instance,
-                "count": c.count,
-                "usd_per_hour": c.usd_per_hour,
-                "usd_per_run": c.usd_per_run,
-                "usd_per_month": c.usd_per_month,
-                "break_even_months": c.break_even_months,
-            }
-            for c in cloud
-        ],
-    }
 
 
 def build_bom(plan: ClusterPlan, book: PriceBook) -> BillOfMaterials:
@@ -323,13 +255,14 @@ def _build_bom(plan: ClusterPlan, book: PriceBook) -> BillOfMaterials:
         *_node_lines(plan, book),
         *_nic_lines(plan, book),
         *_switch_lines(plan, book),
-        *_optic_lines(plan, book),
+        *optic_lines(plan, book),
         *_rack_lines(plan, book),
     ]
+    lines += spare_lines(plan, book, lines)
     hardware = round(sum(line.extended_usd or 0.0 for line in lines), 2)
     lines += _extra_lines(plan, book, hardware)
     capex = round(sum(line.extended_usd or 0.0 for line in lines), 2)
-    cloud = _cloud(plan, capex)
+    cloud = cloud_costs(plan, capex)
     return BillOfMaterials(
         name=plan.name,
         spec_file=plan.spec_file,
@@ -340,5 +273,5 @@ def _build_bom(plan: ClusterPlan, book: PriceBook) -> BillOfMaterials:
         unpriced_lines=sum(1 for line in lines if line.unit_usd is None),
         power_usd_per_month=plan.power.usd_per_month,
         cloud=cloud,
-        summary=summary(plan, capex, cloud),
+        summary=summary(plan, capex, cloud, unpriced(lines)),
     )

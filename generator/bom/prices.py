@@ -3,12 +3,18 @@
 The override has the same shape as ``prices.yaml`` (a top-level ``items`` mapping) and is
 merged by item id: a listed id replaces the listed fields of the built-in entry (e.g. only
 ``usd`` and ``date``), a new id adds an entry (then ``name``, ``unit``, ``sources`` and
-``status`` are required). Entries from the override say so in their source.
+``status`` are required). A new id must be one the BOM can look up (``priceable_ids``: a
+catalog switch, optic, medium, NIC, storage or head-node id, ``<gpu server>-<gpu family>``
+such as ``xe9680-h200-sxm``, or the system id of a server with one GPU option such as
+``dgx-h100``); any other id -- a typo, or an id from an older price book
+such as ``xe9680`` -- is an error with a did-you-mean, never a price silently unused.
+Entries from the override say so in their source.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +23,11 @@ from pydantic import ValidationError
 
 from generator.catalog.load import Catalog
 from generator.errors import PodplanError, Problem
-from generator.plan.catalog_models import OpticModel, PriceItem
+from generator.plan.catalog_models import MediaModel, OpticModel, PriceItem
+from generator.spec import safeyaml
+from generator.spec.load import LoadedLines, read_text, yaml_problem
+from generator.spec.messages import did_you_mean
+from generator.spec.messages import problems as retell
 
 FAMILY = "prices"
 
@@ -30,11 +40,14 @@ class PriceBook:
     overridden: frozenset[str]
     override_file: str | None
     optics: dict[str, OpticModel]
+    media: dict[str, MediaModel]
+    psus: dict[str, int]
+    nics: dict[str, str]
 
     @property
     def shared_parts(self) -> set[str]:
-        """Twin-port switch modules: one module serves the two ports of a cage."""
-        return {k for k, o in self.optics.items() if o.where == "switch" and o.ports_400g == 2}
+        """Twin-port modules: one module serves the two ports of a cage."""
+        return {k for k, o in self.optics.items() if o.ports_400g == 2}
 
     def get(self, item_id: str) -> PriceItem | None:
         return self.items.get(item_id)
@@ -51,10 +64,8 @@ class PriceBook:
         return "catalog prices.yaml"
 
 
-def _read_override(path: Path) -> dict[str, Any]:
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+def _read_override(path: Path) -> tuple[dict[str, Any], LoadedLines]:
+    if not path.is_file():
         raise PodplanError(
             "price book not found",
             str(path),
@@ -65,15 +76,14 @@ def _read_override(path: Path) -> dict[str, Any]:
                     allowed="a YAML file path, relative to the spec file",
                 )
             ],
-        ) from None
+        )
+    text = read_text(path, "price book")  # the spec's hardened reader: size, UTF-8, aliases
+    try:
+        doc, lines = safeyaml.load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise PodplanError(
-            "price book is not valid YAML",
-            str(path),
-            [Problem(path="prices", message=str(getattr(exc, "problem", exc)), line=line)],
-        ) from None
+        problem = yaml_problem(exc, text)
+        problem = problem if problem.path else replace(problem, path="prices")
+        raise PodplanError("price book is not valid YAML", str(path), [problem]) from None
     items = doc.get("items") if isinstance(doc, dict) else None
     if not isinstance(items, dict) or not all(isinstance(v, dict) for v in items.values()):
         raise PodplanError(
@@ -87,7 +97,53 @@ def _read_override(path: Path) -> dict[str, Any]:
                 )
             ],
         )
-    return items
+    return items, LoadedLines(lines)
+
+
+def _line_in_item(lines: LoadedLines, item_id: str, loc: tuple[str | int, ...]) -> int | None:
+    return lines.line_of(("items", item_id, *loc))
+
+
+def priceable_ids(catalog: Catalog) -> set[str]:
+    """Every id a BOM line can be priced under (see the module docstring)."""
+    ids = set(catalog.raw(FAMILY)["items"])
+    for family in ("switches", "optics", "media", "nics", "storage"):
+        ids |= set(catalog.raw(family)["items"])
+    for sid, server in catalog.servers.items():
+        if server.role == "gpu-compute":
+            ids |= {f"{sid}-{gpu.rsplit('-', 1)[0]}" for gpu in server.gpu_options}
+        if server.role != "gpu-compute" or len(server.gpu_options) == 1:
+            ids.add(sid)  # head nodes, and systems with one GPU option (DGX: ``dgx-h100``)
+    return ids
+
+
+def _unknown_ids(catalog: Catalog, lines: LoadedLines, ids: list[str]) -> list[Problem]:
+    known = priceable_ids(catalog)
+    unknown = [i for i in ids if i not in known]
+    if not unknown:
+        return []
+    choices = sorted(known)
+    return [
+        Problem(
+            path=f"items.{i}",
+            message=f"unknown price id '{i}': no BOM line is priced under it",
+            line=lines.line_of(("items", i)),
+            hint=_hint(i, choices),
+        )
+        for i in unknown
+    ]
+
+
+def _hint(item_id: str, choices: list[str]) -> str:
+    """Renamed ids first (``xe9680`` -> ``xe9680-<gpu>``), then a close spelling."""
+    renamed = [c for c in choices if c.startswith(f"{item_id}-")]
+    if len(renamed) == 1:
+        return f"did you mean '{renamed[0]}'?"
+    if renamed:
+        return "did you mean one of " + ", ".join(f"'{c}'" for c in renamed) + "?"
+    return did_you_mean(item_id, choices) or (
+        "ids are prices.yaml ids, catalog part ids or <gpu server>-<gpu family>"
+    )
 
 
 def load_price_book(catalog: Catalog, override: Path | None) -> PriceBook:
@@ -95,25 +151,39 @@ def load_price_book(catalog: Catalog, override: Path | None) -> PriceBook:
     base = catalog.raw(FAMILY)["items"]
     merged: dict[str, dict[str, Any]] = {k: dict(v or {}) for k, v in base.items()}
     changed: set[str] = set()
+    lines = LoadedLines({})
     if override is not None:
-        for item_id, fields in _read_override(override).items():
+        given, lines = _read_override(override)
+        unknown = _unknown_ids(catalog, lines, [str(k) for k in given])
+        if unknown:
+            raise PodplanError(
+                "price book names parts podplan does not know", str(override), unknown
+            )
+        for item_id, fields in given.items():
             merged[str(item_id)] = {**merged.get(str(item_id), {}), **fields}
             changed.add(str(item_id))
     items: dict[str, PriceItem] = {}
     problems: list[Problem] = []
     for item_id, fields in sorted(merged.items()):
+        data = {"id": item_id, **fields}
         try:
-            items[item_id] = PriceItem.model_validate({"id": item_id, **fields})
+            items[item_id] = PriceItem.model_validate(data)
         except ValidationError as exc:
-            for e in exc.errors():
-                loc = ".".join(str(x) for x in (item_id, *e["loc"]))
-                problems.append(Problem(path=f"items.{loc}", message=e["msg"]))
+            found = retell([dict(e) for e in exc.errors()], data, PriceItem,
+                           partial(_line_in_item, lines, item_id))
+            problems += [replace(p, path=f"items.{item_id}.{p.path}".rstrip(".")) for p in found]
     if problems:
         where = str(override) if override is not None else "prices.yaml"
         raise PodplanError("price book does not validate", where, problems)
+    servers = catalog.servers
+    psus = {k: v.psu_count or 0 for k, v in servers.items()}
+    nics = {k: str((v or {}).get("name", k)) for k, v in catalog.raw("nics")["items"].items()}
     return PriceBook(
         items,
         frozenset(changed),
         str(override) if override is not None else None,
         catalog.family("optics", OpticModel),
+        catalog.family("media", MediaModel),
+        psus,
+        nics,
     )

@@ -1,8 +1,9 @@
 """BOM writers: a fixed-width table (``podplan bom``), CSV, JSON and Markdown.
 
 Writers only serialize the ``BillOfMaterials``; every figure is decided in ``bom.build``.
-Each format starts with the provenance header (CSV: ``#`` lines, Markdown: an HTML comment,
-JSON: ``generated_by``/``regenerate`` keys).
+Each format carries the provenance: Markdown and the table in a header, JSON in
+``generated_by``/``regenerate`` keys, CSV in two last columns of the same names, so the file
+stays plain CSV (its first line is the column names) for ``csv.DictReader`` and spreadsheets.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 from typing import Any
 
 from generator.bom.models import BillOfMaterials, BomLine
-from generator.render.files import commented_header, header_lines, regenerate_command
+from generator.render.files import header_lines, regenerate_command
 
 CSV_COLUMNS = [
     "category",
@@ -26,6 +27,8 @@ CSV_COLUMNS = [
     "estimate",
     "source",
     "note",
+    "generated_by",
+    "regenerate",
 ]
 PRICE_WARNING = (
     "Prices are rough estimates or street quotes, not Dell/NVIDIA list prices: re-quote "
@@ -76,18 +79,43 @@ def to_json(bom: BillOfMaterials) -> str:
     return json.dumps({**head, **_sorted(doc)}, indent=2, ensure_ascii=False) + "\n"
 
 
+def _cell(value: Any) -> Any:
+    """CSV cell: empty for None, ``true``/``false`` for booleans (as the total row)."""
+    if value is None:
+        return ""
+    return str(value).lower() if isinstance(value, bool) else value
+
+
 def to_csv(bom: BillOfMaterials) -> str:
+    """Plain CSV: the column names, one row per line, a ``total`` row; provenance columns."""
     buf = io.StringIO()
-    buf.write(commented_header(bom.spec_file))
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
+    w = csv.DictWriter(buf, CSV_COLUMNS, lineterminator="\n", extrasaction="ignore")
+    w.writeheader()
+    made = {"generated_by": f"podplan from {bom.spec_file}",
+            "regenerate": regenerate_command(bom.spec_file)}
     for line in bom.lines:
         d = _line_dict(line)
-        w.writerow(["" if d[c] is None else d[c] for c in CSV_COLUMNS])
-    w.writerow(
-        ["total", "capex", "", "", "", "", f"{bom.capex_usd:.2f}", "true", bom.price_book, ""]
-    )
+        w.writerow({**{c: _cell(d.get(c)) for c in CSV_COLUMNS}, **made})
+    w.writerow({"category": "total", "part": "capex", "extended_usd": f"{bom.capex_usd:.2f}",
+                "estimate": "true", "source": bom.price_book, **made})
     return buf.getvalue()
+
+
+def _inband_text(summary: dict[str, Any]) -> str:
+    ib = summary["inband_management"]
+    return (
+        f"VLAN {ib['mgmt_vlan']} (untagged, PXE via LACP fallback) beside the front-end VLAN "
+        f"{ib['frontend_vlan']} on the front-end leaves; no switches of its own, shares the "
+        f"{ib['shared_front_end_cables']:,} front-end host cables"
+    )
+
+
+def _site_text(summary: dict[str, Any]) -> str:
+    words = {"frontend": "front end", "oob": "out of band"}
+    ups = summary.get("site_uplinks") or {}
+    return "; ".join(
+        f"{u['count']} x {u['speed_gbps']}GbE ({words.get(net, net)})" for net, u in ups.items()
+    ) or "none"
 
 
 def _md_escape(text: str) -> str:
@@ -106,10 +134,13 @@ def to_markdown(bom: BillOfMaterials) -> str:
         f"{f['spine_switches']} spine / {f['core_switches']} core",
         f"- Storage: {st['model']} x {st['nodes']}, {st['usable_tb']:g} TB usable, "
         f"{st['write_gbps']:g} GB/s write (estimate)",
+        f"- In-band management: {_inband_text(s)}",
+        f"- Site uplinks: {_site_text(s)}",
         f"- Racks: {s['racks']}, IT power {s['power_kw']:,.1f} kW "
         f"({s['btu_per_hour']:,.0f} BTU/h), power cost {_usd(s['power_usd_per_month'])} USD/month",
         f"- Run: {s['time_hours']:,.1f} h wall-clock at goodput {s['goodput']:.3f}",
         f"- **Capex: {_usd(bom.capex_usd)} USD** ({bom.unpriced_lines} line(s) without a price)",
+        *(f"- Without a price (quote these): {name}" for name in s["unpriced"]),
         "",
         "| Category | Part | Qty | Unit USD | Extended USD | Source |",
         "|---|---|---:|---:|---:|---|",
@@ -163,6 +194,9 @@ def to_table(bom: BillOfMaterials) -> str:
     out += [
         "",
         f"capex: {_usd(bom.capex_usd)} USD ({bom.unpriced_lines} line(s) without a price)",
+        *(f"without a price (quote these): {name}" for name in s["unpriced"]),
+        f"in-band management: {_inband_text(s)}",
+        f"site uplinks: {_site_text(s)}",
         f"power: {s['power_kw']:,.1f} kW IT, {s['facility_kw']:,.1f} kW facility, "
         f"{_usd(s['power_usd_per_month'])} USD/month",
         f"run: {s['time_hours']:,.1f} h wall-clock, goodput {s['goodput']:.3f}",

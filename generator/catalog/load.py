@@ -15,6 +15,9 @@ from generator.errors import PodplanError, Problem
 
 M = TypeVar("M", bound=BaseModel)
 
+# libyaml's parser when PyYAML has it (same safe constructors, ~10x faster on the catalog)
+_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 DATA_DIR = Path(str(resources.files("generator.catalog") / "data"))
 
 
@@ -23,7 +26,7 @@ def read_family(family: str, data_dir: Path = DATA_DIR) -> dict[str, Any]:
     """Raw mapping of one data file (``family``, ``items`` and any family-level keys)."""
     path = data_dir / f"{family}.yaml"
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
     except FileNotFoundError:
         raise PodplanError(f"catalog family '{family}' is missing", source=str(path)) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("items"), dict):

@@ -112,6 +112,18 @@ class Server(CatalogItem):
     mount_below_u: int | None = None
     psu_count: int | None = None
     psu_w: float | None = None
+    east_west_nic: str = Field(default="cx7-osfp-1x400", description="GPU-fabric NIC id.")
+    east_west_built_in: bool = Field(
+        default=False, description="The fabric NICs are part of the system (DGX): not priced again."
+    )
+    east_west_cage: str = Field(default="OSFP-RHS", description="Cage type of a fabric port.")
+    east_west_ports_per_cage: int = Field(default=1, ge=1, le=2)
+    north_south_nic_default: str | None = Field(
+        default=None, description="Front-end NIC id used unless the spec names another."
+    )
+    north_south_built_in: bool = False
+    bmc_cage: str = "RJ45"
+    airflow_cfm: float | None = None
 
     @property
     def default_east_west_nics(self) -> int:

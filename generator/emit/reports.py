@@ -6,7 +6,9 @@
   counts per network; everything else (nodes with addresses, switches, racks, fabric,
   storage, scheduler, cloud) is in plan.yaml. This keeps a 2,048-node plan.yaml readable and
   fast to write.
-* ``cabling.csv``: one row per cable, device/port to device/port, parts at each end.
+* ``cabling.csv``: one row per link, device/port to device/port, transceivers at each end,
+  the cage type of each port, the medium, the stocked length and its exact part number.
+* ``fabric/``: the InfiniBand hand-off files (``emit.fabric``).
 * ``racks.csv``: rack -> U -> device (PDUs are zero-U, listed at U 0).
 
 plan.yaml is written by a small block-YAML emitter (see ``dump_plan_yaml``).
@@ -21,12 +23,14 @@ import io
 import json
 import re
 from collections import Counter
+from operator import attrgetter
 from typing import Any
 
 from generator.bom import BillOfMaterials, format_bom
+from generator.emit.fabric import emit_fabric
 from generator.plan._construct import gc_paused
 from generator.plan.models import ClusterPlan
-from generator.render.files import OutFile, commented_header
+from generator.render.files import OutFile, commented_header, csv_text
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
 _SPECIAL = {"true", "false", "yes", "no", "on", "off", "null", "y", "n"}
@@ -124,26 +128,33 @@ def plan_document(plan: ClusterPlan) -> dict[str, Any]:
     return doc
 
 
+CABLING_COLUMNS = [
+    "network", "a", "a_port", "a_part", "b", "b_port", "b_part", "speed_gbps", "cable",
+    "a_cage", "b_cage", "media", "length_m", "part_number",
+]  # fmt: skip
+
+
+def _cabling_rows(plan: ClusterPlan) -> list[list[str]]:
+    fields = attrgetter(*CABLING_COLUMNS)
+    lengths: dict[float, str] = {}
+    rows = []
+    for x in plan.links:
+        row = list(fields(x))
+        row[3] = row[3] or ""
+        row[6] = row[6] or ""
+        row[7] = str(row[7])
+        length = row[12]
+        text = lengths.get(length)
+        if text is None:
+            text = lengths[length] = f"{length:g}"
+        row[12] = text
+        rows.append(row)
+    return rows
+
+
 def cabling_csv(plan: ClusterPlan) -> str:
-    buf = io.StringIO()
-    buf.write(commented_header(plan.spec_file))
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["network", "a", "a_port", "a_part", "b", "b_port", "b_part", "speed_gbps", "cable"])
-    w.writerows(
-        (
-            x.network,
-            x.a,
-            x.a_port,
-            x.a_part or "",
-            x.b,
-            x.b_port,
-            x.b_part or "",
-            x.speed_gbps,
-            x.cable,
-        )
-        for x in plan.links
-    )
-    return buf.getvalue()
+    """One CSV row per link (``csv_text``: the csv module's output, written fast)."""
+    return commented_header(plan.spec_file) + csv_text(CABLING_COLUMNS, _cabling_rows(plan))
 
 
 def racks_csv(plan: ClusterPlan) -> str:
@@ -199,4 +210,5 @@ def _files(plan: ClusterPlan, bom: BillOfMaterials, base: str) -> list[OutFile]:
         OutFile(f"{base}/cabling.csv", cabling_csv(plan)),
         OutFile(f"{base}/plan.yaml", dump_plan_yaml(plan_document(plan), plan.spec_file)),
         OutFile(f"{base}/racks.csv", racks_csv(plan)),
+        *emit_fabric(plan),
     ]

@@ -18,16 +18,14 @@ from __future__ import annotations
 from generator.catalog.load import Catalog
 from generator.catalog.models import Server
 from generator.errors import PodplanError
-from generator.plan import addressing
 from generator.plan._construct import gc_paused
-from generator.plan.address_table import AddressTable, assign_addresses
 from generator.plan.catalog_models import PlanCatalog
 from generator.plan.cloud import plan_cloud
 from generator.plan.compute import plan_compute
-from generator.plan.devices import build_links, build_nodes, build_racks, build_switches
-from generator.plan.fabric import build_fabric, shape_fabric
+from generator.plan.devices import build_links, build_nodes, build_switches, floor_of
+from generator.plan.facility.layout import node_link_gbytes, north_south_nic, solve_layout
+from generator.plan.facility.power import build_racks
 from generator.plan.heads import plan_management
-from generator.plan.layout import solve_layout
 from generator.plan.models import (
     CloudEquivalent,
     ClusterPlan,
@@ -35,11 +33,15 @@ from generator.plan.models import (
     Reliability,
     SchedulerPlan,
 )
+from generator.plan.network import addressing
+from generator.plan.network.address_table import AddressTable, assign_addresses
+from generator.plan.network.fabric import build_fabric, shape_fabric
+from generator.plan.network.inband import plan_inband
 from generator.plan.parts import IB_MODEL, Parts
 from generator.plan.reliability import failure_stats, plan_reliability, reliability_note
 from generator.plan.scheduler import plan_scheduler
-from generator.plan.storage import STORAGE_MODEL, plan_storage
-from generator.plan.summary import fabric_summary, plan_notes, power_summary
+from generator.plan.storage import plan_storage
+from generator.plan.summary import fabric_summary, plan_notes, power_summary, site_note
 from generator.sizing.result import SizingResult
 from generator.spec.models import Spec
 
@@ -61,9 +63,10 @@ def build_plan(spec: Spec, spec_file: str, sizing: SizingResult, catalog: Catalo
 # ---------------------------------------------------------------- deciding
 
 
-def _rails(spec: Spec, server: Server) -> int:
-    """East-west NICs per node; zero (no compute fabric) for servers without any."""
-    if not server.east_west_nic_options:
+def _rails(spec: Spec, server: Server, fabric_nodes: int) -> int:
+    """East-west NICs per node; zero (no compute fabric) for servers without any, and for a
+    single node (smallest fabric rule: one node's GPUs talk over NVLink, see fabric)."""
+    if not server.east_west_nic_options or fabric_nodes + spec.fabric.growth_nodes <= 1:
         return 0
     chosen = spec.hardware.east_west_nics_per_node
     return server.default_east_west_nics if chosen is None else chosen
@@ -75,20 +78,22 @@ def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog) -> Parts:
     gpu = pc.gpus[spec.hardware.gpu]
     stats = failure_stats(pc)
     nodes = plan_compute(spec, sizing, stats)
-    rails = _rails(spec, server)
-    mgmt = plan_management(spec, fabric=rails > 0)
+    rails = _rails(spec, server, len(nodes.compute) + len(nodes.spares))
+    mgmt = plan_management(spec, rails > 0, len(nodes.compute), pc.management)
     sm_hosts = mgmt.subnet_manager_hosts(spec.fabric.subnet_manager.value) if rails else []
     fabric_nodes = [*nodes.compute, *nodes.spares]
     designed = len(fabric_nodes) + spec.fabric.growth_nodes
     shape = shape_fabric(designed, rails, pc.switches[IB_MODEL].ports, len(sm_hosts))
     graph = build_fabric(shape, fabric_nodes, sm_hosts)
-    storage_model = pc.storage[STORAGE_MODEL]
+    # the service address sits at a fixed offset from the base, which sizing never moves
     nfs = addressing.Pool(spec.network.frontend_cidr, "network.frontend_cidr", 0).text(
         addressing.SERVICE_OFFSET
     )
-    storage = plan_storage(spec, sizing, storage_model, nfs)
+    storage = plan_storage(spec, sizing, pc, nfs, node_link_gbytes(spec, pc, server))
     storage_names = [f"{STORAGE_PREFIX}{i:02d}" for i in range(1, storage.nodes + 1)]
-    frontend, racks = solve_layout(spec, pc, server, nodes, mgmt, graph, storage_names)
+    frontend, backend, oob_agg, racks = solve_layout(
+        spec, pc, server, nodes, mgmt, graph, storage_names
+    )
     return Parts(
         spec,
         sizing,
@@ -103,6 +108,8 @@ def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog) -> Parts:
         storage_names,
         frontend,
         racks,
+        backend,
+        oob_agg,
     )
 
 
@@ -115,9 +122,10 @@ def _assemble(p: Parts, spec_file: str) -> ClusterPlan:
     addr = assign_addresses(p)
     nodes = build_nodes(p, addr)
     switches = build_switches(p, addr)
-    links = build_links(p)
-    racks = build_racks(p, spec.facility.rack_power_kw, spec.facility.rack_units)
-    power = power_summary(spec, nodes, switches)
+    floor = floor_of(p)
+    links = build_links(p, floor)
+    racks = build_racks(p, floor, nodes, switches)
+    power = power_summary(spec, racks, p.pc.floor.air_cooling_limit_kw)
     reliability = plan_reliability(
         p.sizing,
         failure_stats(p.pc),
@@ -136,7 +144,7 @@ def _assemble(p: Parts, spec_file: str) -> ClusterPlan:
         switches=switches,
         links=links,
         fabric=fabric_summary(p),
-        network=_network(spec, addr),
+        network=_network(p, addr),
         storage=p.storage,
         reliability=reliability,
         racks=racks,
@@ -144,7 +152,21 @@ def _assemble(p: Parts, spec_file: str) -> ClusterPlan:
         scheduler=scheduler,
         cloud=cloud,
         admin_cidr=spec.provisioning.admin_cidr,
-        notes=plan_notes(p, [*filter(None, [reliability_note(reliability)]), *cloud_notes]),
+        notes=plan_notes(
+            p,
+            [
+                *addr.ranges.notes,
+                *filter(None, [site_note(links, spec.ethernet.site_uplinks_per_switch)]),
+                *filter(None, [reliability_note(reliability)]),
+                *cloud_notes,
+            ],
+        ),
+        east_west_nic=p.server.east_west_nic if p.shape.rails else "",
+        east_west_built_in=p.server.east_west_built_in,
+        north_south_nic=north_south_nic(spec, p.server),
+        north_south_built_in=p.server.north_south_built_in,
+        spares_policy=spec.spares.model_dump(),
+        management_tier=p.mgmt.tier,
     )
 
 
@@ -180,14 +202,16 @@ def _cloud(p: Parts, reliability: Reliability) -> tuple[list[CloudEquivalent], l
     )
 
 
-def _network(spec: Spec, addr: AddressTable) -> NetworkPlan:
-    """The spec's CIDRs plus the derived rail subnets and management gateway."""
-    net = spec.network
+def _network(p: Parts, addr: AddressTable) -> NetworkPlan:
+    """The plan's ranges (the spec's, or defaults sized to the plan), the derived rail
+    subnets and management gateway, and the in-band management design."""
+    net = addr.ranges
     return NetworkPlan(
-        oob_cidr=net.oob_cidr,
-        mgmt_cidr=net.mgmt_cidr,
-        frontend_cidr=net.frontend_cidr,
-        fabric_cidr=net.fabric_cidr,
+        inband=plan_inband(p.spec, p.frontend, net.mgmt, net.frontend, p.storage_names),
+        oob_cidr=net.oob,
+        mgmt_cidr=net.mgmt,
+        frontend_cidr=net.frontend,
+        fabric_cidr=net.fabric,
         rail_cidrs=addr.rail_cidrs,
         mgmt_gateway=addr.mgmt_gateway,
     )

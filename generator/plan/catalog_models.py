@@ -23,6 +23,18 @@ class PlanItem(CatalogItem):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 
+class PortGroup(BaseModel):
+    """A run of front-panel ports with one cage type and speed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    first: int
+    count: int
+    cage: str
+    speed_gbps: int
+    naming: Literal["twin", "os10"]
+    use: str
+
+
 class SwitchModel(PlanItem):
     """A switch: ``ports`` at ``port_speed_gbps`` as podplan uses it, plus optional uplinks."""
 
@@ -37,10 +49,28 @@ class SwitchModel(PlanItem):
     power_max_w: float
     uplink_ports: int = 0
     uplink_port_speed_gbps: int = 0
+    power_typical_w: float | None = None
+    weight_kg: float | None = None
+    airflow_cfm: float | None = None
+    port_groups: list[PortGroup] = Field(default_factory=list)
+    mgmt_cage: str = "RJ45"
 
     @property
     def power_kw(self) -> float:
         return self.power_max_w / 1000.0
+
+    @property
+    def typical_kw(self) -> float:
+        """Planning typical draw; 60 % of maximum when the catalog has no figure (E)."""
+        w = self.power_typical_w if self.power_typical_w is not None else 0.6 * self.power_max_w
+        return w / 1000.0
+
+    def cage_of_port(self, port: int) -> PortGroup:
+        """The port group (cage type, speed) of 1-based front-panel port ``port``."""
+        for g in self.port_groups:
+            if g.first <= port < g.first + g.count:
+                return g
+        raise KeyError(f"{self.id} has no port {port}")
 
     @property
     def ports_per_cage(self) -> int:
@@ -59,14 +89,71 @@ class OpticModel(PlanItem):
     top: str | None = None
 
 
-class CountingRules(BaseModel):
-    """The optics counting rule for an NDR fat tree (``optics.yaml: counting_rules``)."""
+class MediaModel(PlanItem):
+    """A way to join two ports (``media.yaml``): plugs, optics, reach, part per length."""
+
+    kind: Literal["dac", "acc", "aoc", "fiber", "copper"]
+    a_plug: str
+    b_plug: str
+    a_optic: str | None = None
+    b_optic: str | None = None
+    speed_gbps: int
+    per_cable: Literal[1, "cage", "cage-pair"]
+    reach_m: float
+    lengths_m: dict[float, str]
+
+
+class NicModel(PlanItem):
+    """A network adapter (``nics.yaml``)."""
+
+    opn: str
+    ports: int
+    port_speed_gbps: int
+    cage: str
+
+
+class PduModel(BaseModel):
+    """A rack PDU (``rack.yaml: pdus``)."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
-    node_optic: str
-    switch_optic: str
-    fiber: str
-    sources: list[str] = Field(default_factory=list)
+    id: str
+    name: str
+    phases: int
+    voltage_v: float
+    current_a: float
+    continuous_derating: float
+    outlets_c13: int
+    outlets_c19: int
+    weight_kg: float
+    sources: list[str]
+    status: str
+
+    @property
+    def capacity_kw(self) -> float:
+        """Continuous capacity: sqrt(3) x V x A x derating for three-phase (kW)."""
+        phase = 3**0.5 if self.phases == 3 else 1.0
+        return phase * self.voltage_v * self.current_a * self.continuous_derating / 1000.0
+
+
+class FloorRules(BaseModel):
+    """Cooling figures (``rack.yaml: floor``)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    air_cooling_limit_kw: float
+    air_cooling_limit_sources: list[str]
+    air_delta_t_f: float
+
+
+class ManagementTier(PlanItem):
+    """How the management plane is sized up to ``max_compute_nodes`` (``management.yaml``)."""
+
+    max_compute_nodes: int
+    head_model: str
+    heads: int
+    service_nodes: int
+    service_per_4_su: int
+    ufm_appliances: int
+    ufm_external_sm_above_su: int
 
 
 class StorageModel(PlanItem):
@@ -82,6 +169,10 @@ class StorageModel(PlanItem):
     frontend_port_speed_gbps: int
     backend_ports_per_node: int = 0
     backend_port_speed_gbps: int = 0
+    frontend_cage: str = "QSFP28"
+    backend_cage: str = "QSFP28"
+    power_typical_w: float | None = None
+    weight_kg: float | None = None
     read_gbytes_per_s_per_node: float
     write_gbytes_per_s_per_node: float
     power_w: float
@@ -163,6 +254,8 @@ class PriceItem(PlanItem):
 
     unit: str
     usd: float | None = None
+    usd_base: float | None = None
+    usd_per_m: float | None = None
     usd_per_raw_tb: float | None = None
     fraction_of_hardware: float | None = None
     date: str | None = None
@@ -177,6 +270,10 @@ class RackModel(PlanItem):
     pdus_per_rack_up_to_20kw: int
     pdus_per_rack_above_20kw: int
     reserved_top_u_for_switches: int = 0
+    static_load_kg: float
+    empty_weight_kg: float
+    width_m: float
+    depth_m: float
 
 
 class FailureStats(PlanItem):
@@ -208,10 +305,18 @@ class PlanCatalog:
         self.storage = catalog.family("storage", StorageModel)
         self.reliability = catalog.family("reliability", FailureStats)
         self.racks = catalog.family("rack", _RackOrProfile)
-        raw_optics = catalog.raw("optics")
-        self.counting = CountingRules.model_validate(raw_optics["counting_rules"])
+        self.nics = catalog.family("nics", NicModel)
+        self.media = catalog.family("media", MediaModel)
+        self.management = catalog.family("management", ManagementTier)
+        raw_media = catalog.raw("media")
+        self.media_preference: list[str] = list(raw_media["preference"])
+        self.cage_accepts: dict[str, list[str]] = dict(raw_media["cage_accepts"]["cages"])
         raw_rack = catalog.raw("rack")
         self.rack_overheads: dict[str, Any] = dict(raw_rack.get("overheads") or {})
+        self.pdus = {
+            k: PduModel.model_validate({"id": k, **v}) for k, v in raw_rack["pdus"].items()
+        }
+        self.floor = FloorRules.model_validate(raw_rack["floor"])
 
     @property
     def rack(self) -> RackModel:

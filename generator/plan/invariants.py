@@ -12,7 +12,13 @@ assert a plan is sound before emitting from it:
   ``mount_below_u``, without overlap, and every rack is within its power budget;
 * the storage pool has at least the model's minimum node count;
 * every address is unique on its network, inside its CIDR, and the reserved block
-  (gateway .1, deployment host .2, ...) is left free.
+  (gateway .1, deployment host .2, ...) is left free;
+* every link's medium fits both cages (plugs accepted by the cage types, ``media.yaml``),
+  runs at the link's speed, and its length is a stocked length within the medium's reach,
+  with the part number of that length;
+* every twin-port cage (QM9790 ``<cage>/<port>``, DGX twin-port adapter) holds one plug:
+  its links share one transceiver part, or one shared cable (splitter, twin DAC);
+* every infrastructure and network rack keeps its reserve of U and power free.
 """
 
 from __future__ import annotations
@@ -21,10 +27,10 @@ import ipaddress
 from collections import Counter, defaultdict
 
 from generator.catalog.load import Catalog
-from generator.plan.addressing import RESERVED
-from generator.plan.cabling import SWITCH_MGMT_PORT
-from generator.plan.catalog_models import StorageModel
+from generator.plan.catalog_models import MediaModel, StorageModel
 from generator.plan.models import ClusterPlan
+from generator.plan.network.addressing import RESERVED
+from generator.plan.network.cabling import SWITCH_MGMT_PORT
 
 TIER_RANK = {"leaf": 0, "spine": 1, "core": 2}
 EPS = 1e-6
@@ -165,9 +171,73 @@ def _address_problems(plan: ClusterPlan) -> list[str]:
     return out
 
 
+def _media_problems(plan: ClusterPlan, catalog: Catalog) -> list[str]:
+    media = catalog.family("media", MediaModel)
+    accepts = catalog.raw("media")["cage_accepts"]["cages"]
+    out = []
+    for lk in plan.links:
+        m = media.get(lk.media)
+        where = f"{lk.a} {lk.a_port} - {lk.b} {lk.b_port}"
+        if m is None:
+            out.append(f"{where}: unknown medium {lk.media!r}")
+            continue
+        straight = m.a_plug in accepts.get(lk.a_cage, []) and m.b_plug in accepts.get(lk.b_cage, [])
+        crossed = m.b_plug in accepts.get(lk.a_cage, []) and m.a_plug in accepts.get(lk.b_cage, [])
+        if not (straight or crossed):
+            out.append(f"{where}: {m.id} does not fit {lk.a_cage} / {lk.b_cage}")
+        if m.speed_gbps != lk.speed_gbps:
+            out.append(f"{where}: {m.id} runs at {m.speed_gbps}G, link at {lk.speed_gbps}G")
+        if lk.length_m > m.reach_m or m.lengths_m.get(lk.length_m) != lk.part_number:
+            out.append(f"{where}: {lk.length_m} m / {lk.part_number} not a stocked {m.id}")
+    return out
+
+
+def _cage_problems(plan: ClusterPlan, catalog: Catalog) -> list[str]:
+    media = catalog.family("media", MediaModel)
+    plugs: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for lk in plan.links:
+        for dev, port, cage, part in (
+            (lk.a, lk.a_port, lk.a_cage, lk.a_part),
+            (lk.b, lk.b_port, lk.b_cage, lk.b_part),
+        ):
+            if "/" in port and not port.startswith("1/1/"):
+                key = (dev, port.split("/", 1)[0])
+            elif port.startswith("mlx5_") and cage.endswith("-TWIN"):
+                key = (dev, f"osfp{int(port[5:]) // 2}")
+            else:
+                continue
+            m = media.get(lk.media)
+            shared = m is not None and m.per_cable != 1
+            plugs[key].add(part or (f"cable {lk.media}" if shared else f"cable {lk.a}-{lk.b}"))
+    return [f"{d} cage {c}: {sorted(p)} in one cage" for (d, c), p in plugs.items() if len(p) > 1]
+
+
+def _reserve_problems(plan: ClusterPlan) -> list[str]:
+    heights = {
+        s.name: (s.u, s.height_u) for s in plan.switches if s.network == "oob" and s.tier == "leaf"
+    }
+    out = []
+    for rack in plan.racks:
+        if rack.kind == "compute":
+            continue
+        tops = [
+            x.u + x.height_u - 1 for x in rack.slots if x.kind != "pdu" and x.device not in heights
+        ]
+        oob_u = min((x.u for x in rack.slots if x.device in heights), default=rack.units + 1)
+        if tops and max(tops) > oob_u - 1 - rack.reserve_u:
+            out.append(
+                f"{rack.name}: devices up to U{max(tops)} eat the {rack.reserve_u} U reserve"
+            )
+        if rack.power_kw > rack.power_budget_kw - rack.reserve_kw + EPS:
+            out.append(f"{rack.name}: {rack.power_kw} kW eats the {rack.reserve_kw} kW reserve")
+    return out
+
+
 def plan_problems(plan: ClusterPlan, catalog: Catalog) -> list[str]:
     """Everything wrong with ``plan`` (empty list when it is sound)."""
     out = _nic_problems(plan) + _port_problems(plan) + _uplink_problems(plan)
+    out += _media_problems(plan, catalog) + _cage_problems(plan, catalog)
+    out += _reserve_problems(plan)
     out += _rack_problems(plan, catalog) + _address_problems(plan)
     storage = catalog.family("storage", StorageModel).get(plan.storage.model)
     stored = len(plan.nodes_with_role("storage"))

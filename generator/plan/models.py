@@ -36,7 +36,7 @@ class Addresses(Frozen):
     fabric: list[FabricAddress] = Field(default_factory=list)
 
 
-NodeRole = Literal["compute", "spare", "head", "login", "storage", "ufm"]
+NodeRole = Literal["compute", "spare", "head", "mgmt", "login", "storage", "ufm"]
 
 
 class Node(Frozen):
@@ -49,13 +49,14 @@ class Node(Frozen):
     u: int = Field(description="Lowest rack unit occupied (1-based).")
     height_u: int
     power_kw: float = Field(description="Planning (maximum) power draw.")
+    typical_kw: float = Field(default=0.0, description="Planning typical draw under load.")
     gpus: int = 0
     gpu: str | None = None
     su: int | None = Field(default=None, description="Scalable unit, for compute nodes.")
     addresses: Addresses = Field(default_factory=Addresses)
 
 
-SwitchNetwork = Literal["compute", "frontend", "oob"]
+SwitchNetwork = Literal["compute", "frontend", "storage", "oob"]
 
 
 class Switch(Frozen):
@@ -72,21 +73,35 @@ class Switch(Frozen):
     u: int
     height_u: int
     power_kw: float
+    typical_kw: float = 0.0
     mgmt_address: str | None = Field(default=None, description="OOB management address.")
 
 
-class Link(Frozen):
-    """One cable: device/port to device/port, with the parts at each end."""
+LinkNetwork = Literal["compute", "frontend", "storage", "oob", "site"]
 
-    network: SwitchNetwork
+
+class Link(Frozen):
+    """One link: device/port to device/port, the medium joining them and its exact part.
+
+    Identity: a link is keyed by its two ends (``a``, ``a_port``) and (``b``, ``b_port``),
+    ports named as the hardware names them (``mlx5_3``, QM9790 ``17/2``, OS10 ``1/1/49``).
+    ``a`` is the lower end: a host before a switch, a lower tier before a higher one.
+    """
+
+    network: LinkNetwork
     a: str
     a_port: str
     b: str
     b_port: str
     speed_gbps: int
-    a_part: str | None = Field(default=None, description="Optic/connector at a (catalog id).")
-    b_part: str | None = Field(default=None, description="Optic/connector at b (catalog id).")
-    cable: str = Field(description="Fiber or cable part (catalog id).")
+    a_cage: str = Field(default="", description="Cage type of port a (OSFP, SFP56-DD, RJ45 ...).")
+    b_cage: str = Field(default="", description="Cage type of port b.")
+    media: str = Field(default="", description="Medium (catalog media id): DAC, optics+fibre ...")
+    length_m: float = Field(default=0.0, description="Stocked length ordered (m).")
+    part_number: str = Field(default="", description="Length-specific cable or fibre part number.")
+    a_part: str | None = Field(default=None, description="Transceiver at a (catalog id).")
+    b_part: str | None = Field(default=None, description="Transceiver at b (catalog id).")
+    cable: str = Field(default="", description="Medium id the cable is counted under.")
 
 
 class FabricSummary(Frozen):
@@ -111,6 +126,21 @@ class FabricSummary(Frozen):
     design_notes: list[str] = Field(default_factory=list)
 
 
+class InbandPlan(Frozen):
+    """How in-band management and provisioning are carried (``plan.network.inband``)."""
+
+    design: Literal["frontend-vlan"] = Field(
+        default="frontend-vlan",
+        description="A VLAN on the front-end leaves; no switches or cables of its own.",
+    )
+    mgmt_vlan: int = 10
+    frontend_vlan: int = 20
+    bonded_hosts: int = Field(default=0, description="Hosts on an LACP bond (fallback for PXE).")
+    host_links: int = Field(default=0, description="Front-end host cables that carry both VLANs.")
+    switches: int = Field(default=0, description="Switches of its own (none in this design).")
+    notes: list[str] = Field(default_factory=list)
+
+
 class NetworkPlan(Frozen):
     """The address plan the addresses were drawn from."""
 
@@ -120,6 +150,7 @@ class NetworkPlan(Frozen):
     fabric_cidr: str
     rail_cidrs: list[str] = Field(description="One IPoIB subnet per rail, in rail order.")
     mgmt_gateway: str | None = None
+    inband: InbandPlan = Field(default_factory=InbandPlan)
 
 
 class StoragePlan(Frozen):
@@ -139,6 +170,11 @@ class StoragePlan(Frozen):
     nfs_export: str
     mount_point: str = "/shared"
     notes: list[str] = Field(default_factory=list)
+    required_read_gbps: float = Field(default=0.0, description="Data-loading read needed, GB/s.")
+    required_write_gbps: float = Field(
+        default=0.0, description="Write needed (checkpoint target or NVIDIA guidance), GB/s."
+    )
+    sized_by: str = Field(default="", description="What set the node count.")
 
 
 class Reliability(Frozen):
@@ -165,13 +201,26 @@ class RackSlot(Frozen):
 
 
 class Rack(Frozen):
-    """A rack with its devices and power."""
+    """A rack with its devices, its place on the floor and its facility figures."""
 
     name: str
     units: int
     power_budget_kw: float
     power_kw: float
     slots: list[RackSlot]
+    kind: Literal["compute", "network", "infrastructure"] = "compute"
+    row: int = Field(default=1, description="Floor row (1-based).")
+    position: int = Field(default=1, description="Position in the row (1-based).")
+    power_typical_kw: float = 0.0
+    reserve_u: int = Field(default=0, description="U kept free by the reserve policy.")
+    reserve_kw: float = Field(default=0.0, description="Power kept free by the reserve policy.")
+    btu_per_hour: float = 0.0
+    airflow_cfm: float = 0.0
+    weight_kg: float = 0.0
+    floor_kg_per_m2: float = 0.0
+    pdu_model: str = ""
+    pdu_capacity_kw: float = 0.0
+    notes: list[str] = Field(default_factory=list)
 
 
 class NodeSet(Frozen):
@@ -250,16 +299,23 @@ class CloudEquivalent(Frozen):
 
 
 class PowerSummary(Frozen):
-    it_kw: float = Field(description="Sum of planning power of all devices.")
-    btu_per_hour: float
+    it_kw: float = Field(description="Sum of planning maximum power of all devices.")
+    btu_per_hour: float = Field(description="Heat at maximum draw.")
     facility_kw: float = Field(description="it_kw x PUE.")
     pue: float = Field(default=1.0, description="Power usage effectiveness used for facility_kw.")
     usd_per_kwh: float = Field(
         default=0.0, description="Electricity price (facility.power_usd_per_kwh)."
     )
     usd_per_month: float = Field(
-        default=0.0, description="facility_kw x 730 h x usd_per_kwh (planning maximum draw)."
+        default=0.0,
+        description="it_typical_kw x PUE x 730 h x utilization x usd_per_kwh (energy cost).",
     )
+    it_typical_kw: float = Field(default=0.0, description="Sum of planning typical draw.")
+    btu_per_hour_typical: float = 0.0
+    airflow_cfm: float = Field(default=0.0, description="Sum of rack airflow at maximum load.")
+    weight_kg: float = Field(default=0.0, description="All racks, loaded.")
+    energy_assumption: str = ""
+    notes: list[str] = Field(default_factory=list)
 
 
 class ClusterPlan(Frozen):
@@ -282,6 +338,14 @@ class ClusterPlan(Frozen):
     cloud: list[CloudEquivalent]
     admin_cidr: str
     notes: list[str] = Field(default_factory=list)
+    east_west_nic: str = Field(default="", description="GPU-fabric NIC (catalog id).")
+    east_west_built_in: bool = Field(default=False, description="Fabric NICs are in the system.")
+    north_south_nic: str = Field(default="", description="GPU nodes' front-end NIC (catalog id).")
+    north_south_built_in: bool = False
+    spares_policy: dict[str, float] = Field(
+        default_factory=dict, description="The spec's spares policy (spares.*) the BOM applies."
+    )
+    management_tier: str = Field(default="", description="management.yaml tier used.")
 
     def nodes_with_role(self, *roles: NodeRole) -> list[Node]:
         """Nodes of the given roles, in plan order."""

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from generator.catalog.models import Gpu, Server
 from generator.plan.catalog_models import PlanCatalog
 from generator.plan.compute import ComputeNodes
-from generator.plan.ethernet import FrontendGraph
-from generator.plan.fabric import FabricGraph, FabricShape
+from generator.plan.facility.racks import RackLayout
 from generator.plan.heads import Management
 from generator.plan.models import StoragePlan
-from generator.plan.racks import RackLayout
+from generator.plan.network.ethernet import FrontendGraph
+from generator.plan.network.fabric import FabricGraph, FabricShape
+from generator.plan.network.side_networks import SideNet
 from generator.sizing.result import SizingResult
 from generator.spec.models import Spec
 
@@ -42,3 +43,5 @@ class Parts:
     storage_names: list[str]
     frontend: FrontendGraph
     racks: list[RackLayout]
+    backend: SideNet
+    oob_agg: SideNet

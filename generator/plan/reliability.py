@@ -22,8 +22,9 @@ import math
 from generator.catalog.load import Catalog
 from generator.errors import PodplanError
 from generator.plan.catalog_models import FailureStats, PlanCatalog
+from generator.plan.facility.layout import node_link_gbytes
 from generator.plan.models import Reliability
-from generator.plan.storage import STORAGE_MODEL, plan_storage
+from generator.plan.storage import plan_storage
 from generator.sizing.result import SizingResult
 from generator.sizing.wallclock import RunEnvironment, wall_clock
 from generator.spec.models import Spec
@@ -81,7 +82,8 @@ def run_environment(spec: Spec, sizing: SizingResult, catalog: Catalog) -> RunEn
     pc = PlanCatalog(catalog)
     stats = failure_stats(pc)
     try:
-        storage = plan_storage(spec, sizing, pc.storage[STORAGE_MODEL], nfs_server="")
+        server = pc.servers[spec.hardware.server]
+        storage = plan_storage(spec, sizing, pc, "", node_link_gbytes(spec, pc, server))
     except PodplanError:
         return environment(stats, 0.0, 0.0)
     return environment(stats, storage.write_gbps, storage.read_gbps)

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from generator.catalog.models import Gpu, Server
-from generator.plan.fabric import FabricShape
 from generator.plan.models import NodeSet, Partition, SchedulerPlan, TopologySwitch
+from generator.plan.network.fabric import FabricShape
 
 MEMORY_FRACTION = 0.95
 

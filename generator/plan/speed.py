@@ -75,13 +75,6 @@ def synthetic_spec(name: str, nodes: int, **sections: Any) -> Spec:
         "workloads": [{"name": "train", "kind": "pretrain", "model": "llama2-70b", "steps": 100}],
         "hardware": {"gpus": nodes * 8},
     }
-    if nodes > 1000:  # the default /20s hold about 1,000 nodes with their switches
-        doc["network"] = {
-            "oob_cidr": "10.128.0.0/18",
-            "mgmt_cidr": "10.129.0.0/18",
-            "frontend_cidr": "10.130.0.0/18",
-            "fabric_cidr": "10.192.0.0/12",
-        }
     for key, value in sections.items():
         if isinstance(value, dict) and isinstance(doc.get(key), dict):
             doc[key] = {**doc[key], **value}

@@ -1,14 +1,23 @@
-"""Shared storage (PowerScale F710) sized for capacity and checkpoint throughput.
+"""Shared storage (PowerScale F710) sized by capacity, checkpoint write and data-loading read.
 
 * Required capacity (TB) = ``storage.dataset_tb`` + sum over training workloads of one
   checkpoint (from the sizing: weights + optimizer state for full training, adapters only for
   LoRA) x ``storage.checkpoint_keep``.
 * Usable capacity of n nodes = raw x (1 - OneFS protection overhead for n nodes) x
   (1 - filesystem reserve); data reduction is planned at the catalog's ratio (1.0).
-* Write throughput so the largest checkpoint is written within
-  ``storage.checkpoint_write_seconds``: nodes >= checkpoint_GB / target_s / per-node write.
-* At least the model's minimum pool (3 nodes). The smallest node count that meets both is
-  chosen, then the smallest drive that gives the capacity.
+* Write bandwidth: the larger of (a) the largest checkpoint within
+  ``storage.checkpoint_write_seconds`` (checkpoint writes are synchronous and stall training)
+  and (b) NVIDIA's aggregate write guidance for the cluster's size and
+  ``storage.performance_tier``.
+* Read bandwidth (data loading): NVIDIA's aggregate read guidance for the tier, or
+  ``storage.read_gbytes_per_s_per_gpu`` x the GPUs when the spec sets it.
+* NVIDIA's guidance (DGX SuperPOD H100 RA, table 6, S24; ``storage.yaml:
+  performance_guidance``) gives GB/s for one node, one SU (32 nodes) and four SU (128
+  nodes); between those points the need is interpolated linearly, beyond 4 SU it grows in
+  proportion to the nodes.
+* Node count: the smallest that meets capacity, write and read (per-node figures from the
+  catalog), and at least the model's minimum pool (3 nodes); then the smallest drive that
+  gives the capacity.
 
 Per-node throughput is a planning estimate (no Dell figure was found); the output says so.
 """
@@ -17,14 +26,54 @@ from __future__ import annotations
 
 import math
 
+from pydantic import BaseModel, ConfigDict
+
 from generator.errors import PodplanError, Problem
-from generator.plan.catalog_models import StorageModel
+from generator.plan.catalog_models import PlanCatalog, StorageModel
 from generator.plan.models import StoragePlan
 from generator.sizing.result import SizingResult
 from generator.spec.models import Spec
 
 STORAGE_MODEL = "powerscale-f710"
 MOUNT_POINT = "/shared"
+
+
+class TierRates(BaseModel):
+    """One row of NVIDIA's storage guidance (GB/s)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    node_read_gbytes_per_s: float
+    node_write_gbytes_per_s: float
+    su_read_gbytes_per_s: float
+    su_write_gbytes_per_s: float
+    su4_read_gbytes_per_s: float
+    su4_write_gbytes_per_s: float
+
+
+class Guidance(BaseModel):
+    """``storage.yaml: performance_guidance`` (the parts the sizing reads)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    tiers: dict[str, TierRates]
+    su_nodes: int
+    sources: list[str]
+    status: str
+
+
+def guidance(pc: PlanCatalog) -> Guidance:
+    return Guidance.model_validate(pc.catalog.raw("storage")["performance_guidance"])
+
+
+def guided_gbps(points: tuple[float, float, float], su_nodes: int, nodes: int) -> float:
+    """Aggregate GB/s for ``nodes`` from the (1 node, 1 SU, 4 SU) guidance points."""
+    one, su, su4 = points
+    if nodes <= 0:
+        return 0.0
+    if nodes <= su_nodes:
+        return one + (su - one) * (nodes - 1) / (su_nodes - 1)
+    if nodes <= 4 * su_nodes:
+        return su + (su4 - su) * (nodes - su_nodes) / (3 * su_nodes)
+    return su4 * nodes / (4 * su_nodes)
 
 
 def checkpoint_sizes_gb(sizing: SizingResult) -> list[float]:
@@ -42,49 +91,61 @@ def _usable_tb(model: StorageModel, nodes: int, drive_tb: float) -> float:
     )
 
 
+def _needs(spec: Spec, sizing: SizingResult, g: Guidance) -> tuple[float, float, float, str]:
+    """(checkpoint write GB/s, guidance write GB/s, read GB/s, how the read was set)."""
+    st = spec.storage
+    largest = max(checkpoint_sizes_gb(sizing), default=0.0)
+    tier = g.tiers[st.performance_tier.value]
+    nodes = sizing.nodes
+    write = guided_gbps(
+        (tier.node_write_gbytes_per_s, tier.su_write_gbytes_per_s, tier.su4_write_gbytes_per_s),
+        g.su_nodes,
+        nodes,
+    )
+    if st.read_gbytes_per_s_per_gpu is not None:
+        read = st.read_gbytes_per_s_per_gpu * sizing.gpus
+        per_gpu = st.read_gbytes_per_s_per_gpu
+        how = f"storage.read_gbytes_per_s_per_gpu {per_gpu:g} x {sizing.gpus} GPUs"
+    else:
+        read = guided_gbps(
+            (tier.node_read_gbytes_per_s, tier.su_read_gbytes_per_s, tier.su4_read_gbytes_per_s),
+            g.su_nodes,
+            nodes,
+        )
+        how = f"NVIDIA '{st.performance_tier.value}' tier for {nodes} nodes"
+    return largest / st.checkpoint_write_seconds, write, read, how
+
+
 def plan_storage(
-    spec: Spec, sizing: SizingResult, model: StorageModel, nfs_server: str
+    spec: Spec, sizing: SizingResult, pc: PlanCatalog, nfs_server: str, node_link_gbytes: float
 ) -> StoragePlan:
-    """Node count, drives and throughput of the shared file system."""
+    """Node count, drives and throughput of the shared file system.
+
+    ``node_link_gbytes``: what one GPU node's front-end NIC carries (GB/s), the ceiling on
+    its storage reads.
+    """
+    model = pc.storage[STORAGE_MODEL]
+    g = guidance(pc)
     st = spec.storage
     ckpts = checkpoint_sizes_gb(sizing)
     largest = max(ckpts, default=0.0)
     required_tb = st.dataset_tb + sum(ckpts) * st.checkpoint_keep / 1000.0
-    need_write = largest / st.checkpoint_write_seconds
-    n = max(model.min_nodes, math.ceil(need_write / model.write_gbytes_per_s_per_node - 1e-9))
-    drives = sorted(model.drive_tb_options)
-    choice: tuple[int, float] | None = None
-    while n <= model.max_nodes and choice is None:
-        fits = [d for d in drives if _usable_tb(model, n, d) >= required_tb]
-        if fits:
-            choice = (n, fits[0])
-        else:
-            n += 1
-    if choice is None:
-        limit = _usable_tb(model, model.max_nodes, drives[-1])
-        raise PodplanError(
-            f"shared storage cannot hold {required_tb:.0f} TB in one {model.name} cluster",
-            problems=[
-                Problem(
-                    path="storage.dataset_tb",
-                    message=(
-                        f"needs {required_tb:.0f} TB usable; {model.max_nodes} nodes of "
-                        f"{drives[-1]} TB drives give {limit:.0f} TB"
-                    ),
-                    hint="reduce storage.dataset_tb or storage.checkpoint_keep",
-                )
-            ],
-        )
-    nodes, drive = choice
+    ckpt_write, tier_write, need_read, read_how = _needs(spec, sizing, g)
+    need_write = max(ckpt_write, tier_write)
+    by = {
+        "the minimum pool": model.min_nodes,
+        "checkpoint write": _per(ckpt_write, model.write_gbytes_per_s_per_node),
+        "NVIDIA write guidance": _per(tier_write, model.write_gbytes_per_s_per_node),
+        "data-loading read": _per(need_read, model.read_gbytes_per_s_per_node),
+    }
+    n = max(by.values())
+    nodes, drive = _fit_capacity(model, n, required_tb)
+    why = "capacity" if nodes > n else max(by, key=lambda k: by[k])
     raw = nodes * model.drives_per_node * drive
     write = nodes * model.write_gbytes_per_s_per_node
     read = nodes * model.read_gbytes_per_s_per_node
     prot = model.protection_fraction(nodes)
-    why = (
-        "capacity"
-        if need_write <= model.min_nodes * model.write_gbytes_per_s_per_node
-        else ("checkpoint write throughput")
-    )
+    gpus = max(1, sizing.gpus)
     notes = [
         f"Per-node throughput ({model.read_gbytes_per_s_per_node:g} GB/s read, "
         f"{model.write_gbytes_per_s_per_node:g} GB/s write) is a planning estimate "
@@ -95,12 +156,25 @@ def plan_storage(
         f"Usable = raw {raw:.1f} TB x (1 - {prot:.3f} protection) x "
         f"(1 - {model.filesystem_reserve_fraction:g} reserve); data reduction planned at "
         f"{model.data_reduction_ratio_planning:g}.",
-        f"{nodes} nodes (minimum {model.min_nodes}; sized by {why}): the largest checkpoint "
-        f"({largest:.0f} GB) writes in {largest / write:.0f} s against a target of "
+        f"Bandwidth needed: write {need_write:.1f} GB/s (checkpoint {largest:.0f} GB in "
+        f"{st.checkpoint_write_seconds:g} s = {ckpt_write:.1f} GB/s; NVIDIA "
+        f"'{st.performance_tier.value}' guidance {tier_write:.1f} GB/s), read "
+        f"{need_read:.1f} GB/s = {need_read / gpus:.2f} GB/s per GPU ({read_how}); "
+        f"guidance: DGX SuperPOD RA table 6 ({', '.join(g.sources)} [{g.status}]).",
+        f"{nodes} nodes (sized by {why}): {write:g} GB/s write, {read:g} GB/s read; the largest "
+        f"checkpoint writes in {_seconds(largest, write)} s against a target of "
         f"{st.checkpoint_write_seconds:g} s.",
-        "The PowerScale back-end network (2x 100GbE per node) is quoted with the storage "
-        "and is not part of this plan's switch count.",
+        "Back end: each node's two 100GbE back-end ports go to the int-a / int-b switches of "
+        "this plan (storage network).",
     ]
+    tier = g.tiers[st.performance_tier.value]
+    per_node = max(tier.node_read_gbytes_per_s, need_read / max(1, sizing.nodes))
+    if sizing.nodes and per_node > node_link_gbytes + 1e-9:
+        notes.append(
+            f"A GPU node should read {per_node:.1f} GB/s but its front-end NIC carries "
+            f"{node_link_gbytes:g} GB/s: choose a faster ethernet.north_south_nic (NVIDIA asks "
+            "for at least 40 GB/s per node on a storage fabric) or a lower tier."
+        )
     return StoragePlan(
         model=model.id,
         nodes=nodes,
@@ -116,4 +190,57 @@ def plan_storage(
         nfs_export=f"/ifs/{spec.name}",
         mount_point=MOUNT_POINT,
         notes=notes,
+        required_read_gbps=round(need_read, 2),
+        required_write_gbps=round(need_write, 2),
+        sized_by=why,
+    )
+
+
+def _per(need: float, per_node: float) -> int:
+    return math.ceil(need / per_node - 1e-9) if need > 0 else 0
+
+
+def _seconds(gb: float, gbps: float) -> str:
+    return f"{gb / gbps:.0f}" if gbps > 0 else "0"
+
+
+def _fit_capacity(model: StorageModel, n: int, required_tb: float) -> tuple[int, float]:
+    """The smallest node count >= ``n`` with a drive size that holds ``required_tb``."""
+    drives = sorted(model.drive_tb_options)
+    start = n
+    while n <= model.max_nodes:
+        fits = [d for d in drives if _usable_tb(model, n, d) >= required_tb]
+        if fits:
+            return n, fits[0]
+        n += 1
+    if start > model.max_nodes:
+        raise PodplanError(
+            f"shared storage cannot deliver the bandwidth in one {model.name} cluster",
+            problems=[
+                Problem(
+                    path="storage",
+                    message=(
+                        f"needs {start} nodes for the bandwidth; one cluster takes at most "
+                        f"{model.max_nodes}"
+                    ),
+                    hint=(
+                        "raise storage.checkpoint_write_seconds, or choose a lower "
+                        "storage.performance_tier"
+                    ),
+                )
+            ],
+        )
+    limit = _usable_tb(model, model.max_nodes, drives[-1])
+    raise PodplanError(
+        f"shared storage cannot hold {required_tb:.0f} TB in one {model.name} cluster",
+        problems=[
+            Problem(
+                path="storage.dataset_tb",
+                message=(
+                    f"needs {required_tb:.0f} TB usable; {model.max_nodes} nodes of "
+                    f"{drives[-1]} TB drives give {limit:.0f} TB"
+                ),
+                hint="reduce storage.dataset_tb or storage.checkpoint_keep",
+            )
+        ],
     )

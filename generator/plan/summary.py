@@ -7,10 +7,10 @@ read first, and its wording is reviewed separately from the object construction.
 
 from __future__ import annotations
 
-from generator.plan import ethernet
 from generator.plan.compute import whole_server_note
-from generator.plan.fabric_notes import design_notes
-from generator.plan.models import FabricSummary, Node, PowerSummary, Switch
+from generator.plan.models import FabricSummary, Link, PowerSummary, Rack
+from generator.plan.network import ethernet
+from generator.plan.network.fabric_notes import design_notes
 from generator.plan.parts import IB_MODEL, Parts
 from generator.spec.models import Spec
 
@@ -18,18 +18,44 @@ BTU_PER_KW = 3412.142
 HOURS_PER_MONTH = 730.0
 
 
-def power_summary(spec: Spec, nodes: list[Node], switches: list[Switch]) -> PowerSummary:
-    """IT load from the planning maximum of every device, then facility load and cost."""
+def power_summary(spec: Spec, racks: list[Rack], air_limit_kw: float) -> PowerSummary:
+    """Site power at maximum and typical draw, heat, airflow, weight and the energy cost.
+
+    Energy is costed on the typical draw (what the cluster pulls while training), times PUE,
+    730 h a month and ``facility.utilization``; the maximum sizes feeds, PDUs and cooling.
+    """
     fac = spec.facility
-    it_kw = round(sum(n.power_kw for n in nodes) + sum(s.power_kw for s in switches), 3)
+    it_kw = round(sum(r.power_kw for r in racks), 3)
+    typical = round(sum(r.power_typical_kw for r in racks), 3)
     facility_kw = round(it_kw * fac.pue, 3)
+    hot = [r.name for r in racks if r.power_kw > air_limit_kw]
+    assumption = (
+        f"energy = {typical:,.1f} kW typical IT draw x PUE {fac.pue:g} x 730 h x "
+        f"{fac.utilization:g} utilization x {fac.power_usd_per_kwh:g} USD/kWh; feeds, PDUs and "
+        f"cooling are sized for the {it_kw:,.1f} kW maximum"
+    )
+    notes = []
+    if hot:
+        notes.append(
+            f"{len(hot)} rack(s) pass the {air_limit_kw:g} kW air-cooling limit at maximum draw "
+            f"({', '.join(hot[:4])}{' ...' if len(hot) > 4 else ''}): plan containment with "
+            "rear-door heat exchangers or liquid cooling."
+        )
     return PowerSummary(
         it_kw=it_kw,
         btu_per_hour=round(it_kw * BTU_PER_KW, 1),
         facility_kw=facility_kw,
         pue=fac.pue,
         usd_per_kwh=fac.power_usd_per_kwh,
-        usd_per_month=round(facility_kw * HOURS_PER_MONTH * fac.power_usd_per_kwh, 2),
+        usd_per_month=round(
+            typical * fac.pue * HOURS_PER_MONTH * fac.utilization * fac.power_usd_per_kwh, 2
+        ),
+        it_typical_kw=typical,
+        btu_per_hour_typical=round(typical * BTU_PER_KW, 1),
+        airflow_cfm=round(sum(r.airflow_cfm for r in racks), 1),
+        weight_kg=round(sum(r.weight_kg for r in racks), 1),
+        energy_assumption=assumption,
+        notes=notes,
     )
 
 
@@ -54,6 +80,37 @@ def fabric_summary(p: Parts) -> FabricSummary:
         design_notes=design_notes(
             p.shape, p.graph, p.spec, len(p.nodes.compute), len(p.nodes.spares), p.mgmt
         ),
+    )
+
+
+def site_uplinks(links: list[Link]) -> dict[str, tuple[int, int, int]]:
+    """Per network (``frontend``, ``oob``): (uplinks, speed Gb/s, switches) to the site."""
+    out: dict[str, tuple[int, int, int]] = {}
+    switches: dict[str, set[str]] = {}
+    for lk in links:
+        if lk.network != "site":
+            continue
+        net = lk.b_port.rsplit("-", 1)[0]
+        n, _, _ = out.get(net, (0, 0, 0))
+        switches.setdefault(net, set()).add(lk.a)
+        out[net] = (n + 1, lk.speed_gbps, len(switches[net]))
+    return out
+
+
+def site_note(links: list[Link], per_switch: int) -> str | None:
+    """The site uplinks, counted and with their speed (``ethernet.site_uplinks_per_switch``)."""
+    ups = site_uplinks(links)
+    if not ups:
+        return None
+    words = {"frontend": "top-tier front-end", "oob": "out-of-band"}
+    parts = [
+        f"{n} x {speed}GbE from {sw} {words.get(net, net)} switches"
+        for net, (n, speed, sw) in sorted(ups.items())
+    ]
+    return (
+        f"Site uplinks, {per_switch} per switch (ethernet.site_uplinks_per_switch): "
+        + "; ".join(parts)
+        + ". Each comes with a transceiver or cable end for the site's switch."
     )
 
 

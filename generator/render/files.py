@@ -6,6 +6,8 @@ data makes golden tests and ``--dry-run`` trivial and keeps emitters pure.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -48,3 +50,26 @@ def dump_yaml(data: Any, spec_file: str | None = None) -> str:
 def dump_json(data: Any) -> str:
     """JSON with sorted keys and a trailing newline (JSON has no comments for a header)."""
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def csv_text(columns: list[str], rows: list[list[str]]) -> str:
+    """CSV (``\\n`` line ends) as the csv module writes it, fast for large tables.
+
+    Ids, names and part numbers never need quoting, so rows are joined directly; the result
+    is checked (no quote, no CR, one line per row, one comma per column gap) and anything
+    that would need quoting goes through the csv module instead, so the text is the same.
+    """
+    text = "\n".join([",".join(columns), *map(",".join, rows), ""])
+    gaps = len(columns) - 1
+    if (
+        '"' not in text
+        and "\r" not in text
+        and text.count("\n") == len(rows) + 1
+        and text.count(",") == (len(rows) + 1) * gaps
+    ):
+        return text
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(columns)
+    w.writerows(rows)
+    return buf.getvalue()

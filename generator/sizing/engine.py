@@ -24,11 +24,13 @@ from generator.sizing.model.efficiency import Efficiency, default_efficiency
 from generator.sizing.model.hardware import Device, Node, device_from_gpu, node_from_server
 from generator.sizing.result import InferenceEstimate, SizingResult, Uncertainty
 from generator.sizing.seed import inference_seed
-from generator.sizing.training.estimate import estimate_training
+from generator.sizing.training.estimate import MAX_NODES, estimate_training
 from generator.sizing.training.memory import GIB
 from generator.sizing.uncertainty import Regime, Table, default_table, outside_note
 from generator.sizing.wallclock import RunEnvironment
 from generator.spec.models import InferenceWorkload, Spec
+
+__all__ = ["MAX_NODES", "size"]
 
 NO_STORAGE = RunEnvironment(0.0, 0.0, 0.0, 0.0)
 """No storage plan and no failure data: wall-clock = compute + evaluation (the caller notes it)."""

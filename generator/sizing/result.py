@@ -1,11 +1,14 @@
 """What sizing decides: the layout, memory and time of every workload, and the cluster size.
 
 ``SizingResult.to_json()`` is the ``podplan size --json`` contract that other tools read;
-keys there must not change without a version bump.
+keys there must not change without a version bump (new keys may be added). It carries every
+field of every estimate (notes included: why a workload does not fit and what would), so it
+says all the table says; floats keep at least four significant figures (``json_number``).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -13,6 +16,28 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 class Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def json_number(x: float, figures: int = 4) -> float | None:
+    """``x`` rounded to ``figures`` significant figures, never fewer than one decimal: a
+    13-second run is 0.003611 h, not 0.0; 26,837,693.1 GPU-h keep their digits. Infinity and
+    NaN have no JSON spelling and become null."""
+    if not math.isfinite(x):
+        return None
+    if x == 0:
+        return 0.0
+    return round(x, max(1, figures - 1 - math.floor(math.log10(abs(x)))))
+
+
+def json_data(value: Any) -> Any:
+    """A ``model_dump`` with every float passed through ``json_number``."""
+    if isinstance(value, float):
+        return json_number(value)
+    if isinstance(value, dict):
+        return {k: json_data(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_data(v) for v in value]
+    return value
 
 
 class TrainingLayout(Frozen):
@@ -78,11 +103,6 @@ class SeedEstimate(Frozen):
     gpus: float | None = None
     hours: float | None = None
     note: str = ""
-
-
-def sig(x: float, digits: int = 4) -> float:
-    """``x`` to ``digits`` significant figures (times keep >= 3 however short the run)."""
-    return float(f"{x:.{digits}g}")
 
 
 class Uncertainty(Frozen):
@@ -158,40 +178,21 @@ class TrainingEstimate(Frozen):
         return None if self.uncertainty is None else self.uncertainty.to_json()
 
     def to_json(self) -> dict[str, Any]:
-        p = self.parallelism
-        u = self.uncertainty
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "gpus": self.gpus,
-            "parallelism": {
-                "tp": p.tp,
-                "pp": p.pp,
-                "dp": p.dp,
-                "cp": p.cp,
-                "vp": p.vp,
-                "micro_batch_size": p.micro_batch_size,
-                "recompute": p.recompute,
-                "shard": p.shard,
-            },
-            "memory_gib_per_gpu": round(self.memory_gib_per_gpu, 1),
-            "fits": self.fits,
-            "step_time_s": sig(self.step_time_s),
-            "tokens_per_second_per_gpu": round(self.tokens_per_second_per_gpu, 1),
-            "mfu": round(self.mfu, 3),
-            "time_hours": sig(self.time_hours),
-            "wall_clock_hours": sig(self.wall_clock_hours),
-            "time_breakdown_hours": {
-                "compute": sig(self.time_hours),
-                "evaluation": sig(self.evaluation_hours),
-                "checkpoint": sig(self.checkpoint_hours),
-                "failures": sig(self.failure_hours),
-            },
-            "gpu_hours": sig(self.gpu_hours),
-            "meets_deadline": self.meets_deadline,
-            "uncertainty_pct": None if u is None else u.to_json(),
-            "calibrated": None if u is None else u.calibrated,
+        """Every field (the memory breakdown with its total, runners-up, rejected layouts,
+        the seed rule, notes), floats to four significant figures, plus the time breakdown
+        and the uncertainty band under the names the JSON contract gives them."""
+        doc: dict[str, Any] = json_data(self.model_dump(mode="python"))
+        doc["memory"]["total_gib"] = json_number(self.memory.total_gib)
+        doc["time_breakdown_hours"] = {
+            "compute": json_number(self.time_hours),
+            "evaluation": json_number(self.evaluation_hours),
+            "checkpoint": json_number(self.checkpoint_hours),
+            "failures": json_number(self.failure_hours),
         }
+        u = self.uncertainty
+        doc["uncertainty_pct"] = None if u is None else u.to_json()
+        doc["calibrated"] = None if u is None else u.calibrated
+        return doc
 
 
 class InferenceEstimate(Frozen):
@@ -221,21 +222,14 @@ class InferenceEstimate(Frozen):
         return None if self.uncertainty is None else self.uncertainty.to_json()
 
     def to_json(self) -> dict[str, Any]:
+        """Every field, plus ``parallelism: {tp, pp}`` as the JSON contract has always had,
+        and the uncertainty band under the contract's names."""
+        doc: dict[str, Any] = json_data(self.model_dump(mode="python"))
+        doc["parallelism"] = {"tp": self.tp, "pp": self.pp}
         u = self.uncertainty
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "gpus": self.gpus,
-            "replicas": self.replicas,
-            "parallelism": {"tp": self.tp, "pp": self.pp},
-            "memory_gib_per_gpu": round(self.memory_gib_per_gpu, 1),
-            "output_tokens_per_second": round(self.output_tokens_per_second, 1),
-            "ttft_ms": round(self.ttft_ms, 1),
-            "tpot_ms": round(self.tpot_ms, 2),
-            "max_batch": self.max_batch,
-            "uncertainty_pct": None if u is None else u.to_json(),
-            "calibrated": None if u is None else u.calibrated,
-        }
+        doc["uncertainty_pct"] = None if u is None else u.to_json()
+        doc["calibrated"] = None if u is None else u.calibrated
+        return doc
 
 
 class SizingResult(Frozen):
@@ -264,7 +258,12 @@ class SizingResult(Frozen):
         """The ``podplan size --json`` document, workloads in spec order."""
         return {
             "name": self.name,
+            "server": self.server,
+            "gpu": self.gpu,
+            "gpus_per_node": self.gpus_per_node,
             "nodes": self.nodes,
             "gpus": self.gpus,
+            "fits": self.fits,
+            "notes": list(self.notes),
             "workloads": [w.to_json() for w in self.workloads],
         }

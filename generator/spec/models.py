@@ -22,11 +22,13 @@ from pydantic import (
 from generator.spec.base import SpecModel
 from generator.spec.site import (
     Cloud,
+    EthernetSpec,
     FabricSpec,
     Facility,
     Network,
     Provisioning,
     Scheduler,
+    Spares,
     Storage,
     SubnetManager,
 )
@@ -35,6 +37,7 @@ __all__ = [
     "WORKLOAD_KINDS",
     "Cloud",
     "Dataset",
+    "EthernetSpec",
     "Evaluation",
     "FabricSpec",
     "Facility",
@@ -50,6 +53,7 @@ __all__ = [
     "Provisioning",
     "Recompute",
     "Scheduler",
+    "Spares",
     "Spec",
     "SpecModel",
     "Storage",
@@ -302,6 +306,10 @@ class Spec(SpecModel):
     storage: Storage = Field(default_factory=Storage, description="Shared-storage needs.")
     facility: Facility = Field(default_factory=Facility, description="Rack power and space.")
     fabric: FabricSpec = Field(default_factory=FabricSpec, description="Compute-fabric options.")
+    ethernet: EthernetSpec = Field(
+        default_factory=EthernetSpec, description="Front-end NIC and site uplinks."
+    )
+    spares: Spares = Field(default_factory=Spares, description="Spare parts policy.")
     network: Network = Field(default_factory=Network, description="Address plans.")
     provisioning: Provisioning = Field(
         default_factory=Provisioning, description="Scheduler and clouds to generate."

@@ -12,7 +12,9 @@ from pathlib import Path
 
 from generator.catalog.load import Catalog
 from generator.errors import PodplanError, Problem
-from generator.spec.load import LoadedSpec, did_you_mean, format_path
+from generator.spec import limits
+from generator.spec.load import LoadedSpec
+from generator.spec.messages import did_you_mean, format_path
 from generator.spec.models import InlineArchitecture
 from generator.spec.pins import precision_problems, workload_problems
 
@@ -74,7 +76,26 @@ def _hardware_problems(loaded: LoadedSpec, catalog: Catalog) -> list[Problem]:
                 allowed=", ".join(str(n) for n in server.east_west_nic_options),
             )
         )
-    return out
+    return out + _node_limit_problems(loaded, server.gpu_slots)
+
+
+def _node_limit_problems(loaded: LoadedSpec, gpus_per_node: int) -> list[Problem]:
+    """Compute, spare and growth nodes together within ``limits.MAX_NODES``."""
+    return [
+        Problem(path=format_path(v.loc), message=v.message, line=loaded.lines.line_of(v.loc),
+                allowed=v.allowed)
+        for v in limits.node_violations(loaded.spec, gpus_per_node)
+    ]
+
+
+def _ethernet_problems(loaded: LoadedSpec, catalog: Catalog) -> list[Problem]:
+    """``ethernet.north_south_nic`` names a catalog NIC (whether it plugs into the front-end
+    leaves is checked by the plan, which knows the cages)."""
+    nic = loaded.spec.ethernet.north_south_nic
+    nics = list(catalog.raw("nics")["items"])
+    if nic is None or nic in nics:
+        return []
+    return [_unknown(loaded, ("ethernet", "north_south_nic"), "NIC", nic, nics)]
 
 
 def prices_path(loaded: LoadedSpec) -> Path | None:
@@ -85,9 +106,16 @@ def prices_path(loaded: LoadedSpec) -> Path | None:
 
 
 def _prices_problems(loaded: LoadedSpec) -> list[Problem]:
-    path = prices_path(loaded)
-    if path is None or path.is_file():
-        return []
+    try:
+        path = prices_path(loaded)
+        if path is None or path.is_file():
+            return []
+    except (OSError, ValueError) as exc:
+        return [
+            Problem(path="prices", message=f"not a usable file path ({exc})",
+                    line=loaded.lines.line_of(("prices",)),
+                    allowed="a YAML file path, relative to the spec file")
+        ]
     return [
         Problem(
             path="prices",
@@ -103,6 +131,7 @@ def check_references(loaded: LoadedSpec, catalog: Catalog) -> None:
     problems = [
         *_model_problems(loaded, catalog),
         *_hardware_problems(loaded, catalog),
+        *_ethernet_problems(loaded, catalog),
         *_prices_problems(loaded),
     ]
     if not problems:  # pins are checked against a model and hardware that exist

@@ -14,6 +14,14 @@ from pydantic import Field, field_validator, model_validator
 from generator.spec.base import SpecModel
 
 
+class StorageTier(StrEnum):
+    """Read/write performance tier from NVIDIA's storage guidance."""
+
+    good = "good"
+    better = "better"
+    best = "best"
+
+
 class Storage(SpecModel):
     """Shared storage needs beyond what the sizing derives (checkpoint size comes from it)."""
 
@@ -24,6 +32,21 @@ class Storage(SpecModel):
     checkpoint_write_seconds: float = Field(
         default=120.0, gt=0, description="Target time to write one full checkpoint (s)."
     )
+    performance_tier: StorageTier = Field(
+        default=StorageTier.good,
+        description=(
+            "NVIDIA storage guidance tier (DGX SuperPOD RA table 6): good (text/LLM, data "
+            "fits in local cache) | better (compressed images) | best (video, raw images)."
+        ),
+    )
+    read_gbytes_per_s_per_gpu: float | None = Field(
+        default=None,
+        gt=0,
+        description=(
+            "Data-loading read bandwidth per GPU (GB/s); unset = NVIDIA's guidance for "
+            "performance_tier and the cluster size."
+        ),
+    )
 
 
 class Facility(SpecModel):
@@ -33,6 +56,81 @@ class Facility(SpecModel):
     rack_units: int = Field(default=42, ge=10, le=58, description="Usable U per rack.")
     power_usd_per_kwh: float = Field(default=0.12, ge=0, description="Electricity price (USD/kWh).")
     pue: float = Field(default=1.3, ge=1.0, le=3.0, description="Power usage effectiveness.")
+    racks_per_row: int = Field(default=16, ge=2, le=64, description="Racks in one row.")
+    rack_width_m: float = Field(default=0.6, gt=0, le=1.2, description="Rack width (m).")
+    row_pitch_m: float = Field(
+        default=3.0, gt=0, le=10, description="Row centre-to-centre distance incl. aisle (m)."
+    )
+    tray_height_m: float = Field(
+        default=0.5, ge=0, le=3, description="Overhead cable tray above the rack top (m)."
+    )
+    slack_m: float = Field(default=1.0, ge=0, le=10, description="Slack added to every cable (m).")
+    slack_fraction: float = Field(
+        default=0.1, ge=0, le=1, description="Slack added in proportion to the routed length."
+    )
+    reserve_u: int = Field(
+        default=2, ge=0, le=20,
+        description="U left free in every infrastructure rack (switches, management, storage).",
+    )
+    reserve_power_fraction: float = Field(
+        default=0.1, ge=0, le=0.5,
+        description="Share of the power budget left free in every infrastructure rack.",
+    )
+    utilization: float = Field(
+        default=1.0, gt=0, le=1,
+        description="Share of the month the cluster runs at typical draw (energy cost).",
+    )
+
+
+class Spares(SpecModel):
+    """Spare parts bought with the cluster (hot-spare nodes are ``hardware.hot_spares``)."""
+
+    optics_percent: float = Field(
+        default=2.0, ge=0, le=50, description="Spare transceivers, % of each optic (rounded up)."
+    )
+    cables_percent: float = Field(
+        default=2.0, ge=0, le=50, description="Spare cables and fibres, % of each part number."
+    )
+    switches_per_model: int = Field(
+        default=1, ge=0, le=10, description="Cold-spare switches of every switch model used."
+    )
+    psus_percent: float = Field(
+        default=2.0, ge=0, le=50, description="Spare server PSUs, % of all server PSUs."
+    )
+
+
+class EthernetSpec(SpecModel):
+    """Front-end design choices: the north-south NIC, the site uplinks and the VLANs of the
+    in-band management network, which rides the front-end leaves."""
+
+    north_south_nic: str | None = Field(
+        default=None,
+        description=(
+            "Catalog NIC id of the GPU nodes' front-end NIC; default per the server "
+            "(XE9680: ConnectX-6 Dx 2x 100GbE, Dell design)."
+        ),
+    )
+    site_uplinks_per_switch: int = Field(
+        default=2, ge=1, le=8,
+        description="Uplinks to the site network from each top-tier front-end and OOB switch.",
+    )
+    mgmt_vlan: int = Field(
+        default=10, ge=1, le=4094,
+        description=(
+            "VLAN of in-band management and provisioning (network.mgmt_cidr) on the front-end "
+            "leaves: untagged on host ports, so PXE works (LACP fallback)."
+        ),
+    )
+    frontend_vlan: int = Field(
+        default=20, ge=1, le=4094,
+        description="VLAN of the front-end / storage network (network.frontend_cidr), tagged.",
+    )
+
+    @model_validator(mode="after")
+    def _distinct_vlans(self) -> EthernetSpec:
+        if self.mgmt_vlan == self.frontend_vlan:
+            raise ValueError("mgmt_vlan and frontend_vlan must differ")
+        return self
 
 
 class SubnetManager(StrEnum):
@@ -54,10 +152,17 @@ class FabricSpec(SpecModel):
 
 
 def _cidr(value: str) -> str:
+    """An IPv4 network in CIDR form. IPv6 is refused here, at validation, rather than half
+    supported: the address plan, the inventory and the cloud stacks are IPv4 throughout."""
     try:
-        return str(ipaddress.ip_network(value, strict=True))
+        net = ipaddress.ip_network(value, strict=True)
     except ValueError as exc:
         raise ValueError(f"not a valid network in CIDR form ({exc})") from None
+    if net.version != 4:
+        raise ValueError(f"{value} is an IPv6 network; podplan plans IPv4 networks only")
+    if "/" not in value:
+        raise ValueError(f"{value} has no prefix length; write it as {value}/{net.prefixlen}")
+    return str(net)
 
 
 class Network(SpecModel):

@@ -5,15 +5,15 @@ Thin entry point: read the validated config, compose the components, export the 
 
 import pulumi
 from podplan_aws import config
+from podplan_aws.boot import cluster_boot
 from podplan_aws.filesystem import SharedFilesystem, SharedFilesystemArgs
 from podplan_aws.gpu_nodes import GpuNodeGroup, GpuNodeGroupArgs
 from podplan_aws.head import HeadNode, HeadNodeArgs
-from podplan_aws.launch import cluster_boot
+from podplan_aws.munge import MungeKey, MungeKeyArgs
 from podplan_aws.network import Network, NetworkArgs
 from podplan_stackkit.bootstrap import SharedMount, compute_user_data, head_user_data
 
 s = config.load()
-boot = cluster_boot(s)
 
 net = Network(
     s.cluster_name,
@@ -37,7 +37,14 @@ fs = SharedFilesystem(
         tags=s.tags,
     ),
 )
-mount = fs.mount_device.apply(lambda dev: SharedMount(dev, s.mount_point))
+munge = MungeKey(
+    f"{s.cluster_name}-munge",
+    MungeKeyArgs(cluster_name=s.cluster_name, kms_key_id=s.kms_key_id, tags=s.tags),
+)
+# What every node's bootstrap needs: the mount device and where the munge key is kept.
+facts = pulumi.Output.all(fs.mount_device, munge.secret_arn).apply(
+    lambda v: (SharedMount(v[0], s.mount_point), cluster_boot(s, v[1]))
+)
 head = HeadNode(
     f"{s.cluster_name}-head",
     HeadNodeArgs(
@@ -50,7 +57,8 @@ head = HeadNode(
         ssh_public_key=s.ssh_public_key,
         root_volume_gib=s.root_volume_gib,
         kms_key_id=s.kms_key_id,
-        user_data=mount.apply(lambda m: head_user_data(boot, m)),
+        instance_profile_arn=munge.instance_profile_arn,
+        user_data=facts.apply(lambda f: head_user_data(f[1], f[0])),
         tags=s.tags,
     ),
 )
@@ -67,7 +75,8 @@ gpus = GpuNodeGroup(
         root_volume_gib=s.root_volume_gib,
         kms_key_id=s.kms_key_id,
         capacity_reservation_id=s.capacity_reservation_id,
-        user_data=mount.apply(lambda m: compute_user_data(boot, m)),
+        instance_profile_arn=munge.instance_profile_arn,
+        user_data=facts.apply(lambda f: compute_user_data(f[1], f[0])),
         tags=s.tags,
     ),
 )
@@ -79,3 +88,4 @@ pulumi.export("computeNodeNames", s.node_names())
 pulumi.export("computeNodePrivateIps", gpus.private_ips)
 pulumi.export("placementGroup", gpus.placement_group)
 pulumi.export("sharedFilesystem", fs.mount_device)
+pulumi.export("mungeKeySecret", munge.secret_arn)

@@ -5,15 +5,15 @@ Thin entry point: read the validated config, compose the components, export the 
 
 import pulumi
 from podplan_azure import config
+from podplan_azure.boot import cluster_boot
 from podplan_azure.filesystem import SharedFilesystem, SharedFilesystemArgs
 from podplan_azure.gpu_nodes import GpuNodeGroup, GpuNodeGroupArgs
 from podplan_azure.head import HeadNode, HeadNodeArgs
+from podplan_azure.munge import MungeKey, MungeKeyArgs
 from podplan_azure.network import Network, NetworkArgs
-from podplan_azure.vm import cluster_boot
 from podplan_stackkit.bootstrap import SharedMount, compute_user_data, head_user_data
 
 s = config.load()
-boot = cluster_boot(s)
 
 net = Network(
     s.cluster_name,
@@ -39,7 +39,20 @@ fs = SharedFilesystem(
         tags=s.tags,
     ),
 )
-mount = fs.mount_device.apply(lambda dev: SharedMount(dev, s.mount_point))
+munge = MungeKey(
+    f"{s.cluster_name}-munge",
+    MungeKeyArgs(
+        cluster_name=s.cluster_name,
+        resource_group_name=net.resource_group_name,
+        location=s.location,
+        subnet_id=net.compute_subnet_id,
+        tags=s.tags,
+    ),
+)
+# What every node's bootstrap needs: the mount device and where the munge key is kept.
+facts = pulumi.Output.all(fs.mount_device, munge.secret_url, munge.identity_client_id).apply(
+    lambda v: (SharedMount(v[0], s.mount_point), cluster_boot(s, v[1], v[2]))
+)
 head = HeadNode(
     f"{s.cluster_name}-head",
     HeadNodeArgs(
@@ -55,7 +68,8 @@ head = HeadNode(
         application_security_group_ids=[net.cluster_asg_id, net.head_asg_id],
         admin_user=s.admin_user,
         ssh_public_key=s.ssh_public_key,
-        user_data=mount.apply(lambda m: head_user_data(boot, m)),
+        identity_id=munge.identity_id,
+        user_data=facts.apply(lambda f: head_user_data(f[1], f[0])),
         encryption_at_host=s.encryption_at_host,
         tags=s.tags,
     ),
@@ -75,7 +89,8 @@ gpus = GpuNodeGroup(
         application_security_group_id=net.cluster_asg_id,
         admin_user=s.admin_user,
         ssh_public_key=s.ssh_public_key,
-        user_data=mount.apply(lambda m: compute_user_data(boot, m)),
+        identity_id=munge.identity_id,
+        user_data=facts.apply(lambda f: compute_user_data(f[1], f[0])),
         encryption_at_host=s.encryption_at_host,
         tags=s.tags,
     ),
@@ -87,3 +102,4 @@ pulumi.export("sshCommand", head.public_ip.apply(lambda ip: f"ssh {s.admin_user}
 pulumi.export("computeNodeNames", s.node_names())
 pulumi.export("scaleSet", gpus.scale_set_name)
 pulumi.export("sharedFilesystem", fs.mount_device)
+pulumi.export("mungeKeySecret", munge.secret_url)

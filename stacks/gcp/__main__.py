@@ -5,16 +5,16 @@ Thin entry point: read the validated config, compose the components, export the 
 
 import pulumi
 from podplan_gcp import config
+from podplan_gcp.boot import cluster_boot
 from podplan_gcp.filesystem import SharedFilesystem, SharedFilesystemArgs
 from podplan_gcp.gpu_networks import GpuNetworks, GpuNetworksArgs
 from podplan_gcp.gpu_nodes import GpuNodeGroup, GpuNodeGroupArgs
 from podplan_gcp.head import HeadNode, HeadNodeArgs
-from podplan_gcp.instances import cluster_boot
+from podplan_gcp.munge import MungeKey, MungeKeyArgs
 from podplan_gcp.network import Network, NetworkArgs
 from podplan_stackkit.bootstrap import SharedMount, compute_user_data, head_user_data
 
 s = config.load()
-boot = cluster_boot(s)
 
 net = Network(
     s.cluster_name,
@@ -45,7 +45,13 @@ fs = SharedFilesystem(
         peering=net.peering,
     ),
 )
-mount = fs.mount_device.apply(lambda dev: SharedMount(dev, s.mount_point))
+munge = MungeKey(
+    f"{s.cluster_name}-munge", MungeKeyArgs(cluster_name=s.cluster_name, labels=s.labels)
+)
+# What every node's bootstrap needs: the mount device and where the munge key is kept.
+facts = pulumi.Output.all(fs.mount_device, munge.secret_name).apply(
+    lambda v: (SharedMount(v[0], s.mount_point), cluster_boot(s, v[1]))
+)
 head = HeadNode(
     f"{s.cluster_name}-head",
     HeadNodeArgs(
@@ -62,7 +68,8 @@ head = HeadNode(
         labels=s.labels,
         admin_user=s.admin_user,
         ssh_public_key=s.ssh_public_key,
-        user_data=mount.apply(lambda m: head_user_data(boot, m)),
+        service_account_email=munge.service_account_email,
+        user_data=facts.apply(lambda f: head_user_data(f[1], f[0])),
     ),
 )
 gpus = GpuNodeGroup(
@@ -83,7 +90,8 @@ gpus = GpuNodeGroup(
         labels=s.labels,
         admin_user=s.admin_user,
         ssh_public_key=s.ssh_public_key,
-        user_data=mount.apply(lambda m: compute_user_data(boot, m)),
+        service_account_email=munge.service_account_email,
+        user_data=facts.apply(lambda f: compute_user_data(f[1], f[0])),
     ),
 )
 
@@ -94,3 +102,4 @@ pulumi.export("computeNodeNames", s.node_names())
 pulumi.export("computeNodePrivateIps", gpus.private_ips)
 pulumi.export("placementPolicy", gpus.placement_policy)
 pulumi.export("sharedFilesystem", fs.mount_device)
+pulumi.export("mungeKeySecret", munge.secret_name)

@@ -12,7 +12,7 @@ import yaml
 from click.testing import CliRunner
 
 from generator.cli import cli
-from generator.sizing.result import sig
+from generator.sizing.result import json_number as sig
 
 SPEC = {
     "name": "agree",

@@ -9,8 +9,10 @@ fresh module namespace (the stack's own packages are dropped from ``sys.modules`
 
 from __future__ import annotations
 
+import base64
 import importlib
 import json
+import os
 import runpy
 import sys
 from collections.abc import Iterator, Mapping
@@ -46,6 +48,26 @@ _FAKE_OUTPUTS: dict[str, dict[str, Any]] = {
     "azure-native:storagecache:AmlFilesystem": {
         "clientInfo": {"mgsAddress": "10.66.16.4", "mountCommand": "mount ..."}
     },
+    "aws:secretsmanager/secret:Secret": {
+        "arn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:podplan-munge-AbCdEf"
+    },
+    "aws:iam/instanceProfile:InstanceProfile": {
+        "arn": "arn:aws:iam::123456789012:instance-profile/podplan-node"
+    },
+    "gcp:serviceaccount/account:Account": {"email": "nodes@test.iam.gserviceaccount.com"},
+    "random:index/randomString:RandomString": {"result": "x7k2qa"},
+    "azure-native:managedidentity:UserAssignedIdentity": {
+        "clientId": "00000000-0000-0000-0000-0000000000c1",
+        "principalId": "00000000-0000-0000-0000-0000000000p1",
+    },
+}
+_FAKE_CALLS: dict[str, dict[str, Any]] = {
+    "azure-native:authorization:getClientConfig": {
+        "clientId": "00000000-0000-0000-0000-000000000001",
+        "objectId": "00000000-0000-0000-0000-000000000002",
+        "subscriptionId": "00000000-0000-0000-0000-000000000003",
+        "tenantId": "00000000-0000-0000-0000-000000000004",
+    },
 }
 
 
@@ -76,6 +98,10 @@ class RecordingMocks(pulumi.runtime.Mocks):
             Resource(args.typ, args.name, dict(args.inputs), bool(args.custom), self.parent)
         )
         outputs = {**dict(args.inputs), **_FAKE_OUTPUTS.get(args.typ, {})}
+        if args.typ == "random:index/randomBytes:RandomBytes":
+            # Real random bytes, as the provider makes them: the lab boots nodes with this key.
+            raw = os.urandom(int(args.inputs["length"]))
+            outputs |= {"base64": base64.b64encode(raw).decode(), "hex": raw.hex()}
         outputs.setdefault("name", args.name)
         if args.typ.startswith("gcp:"):
             outputs.setdefault("selfLink", f"projects/test/{args.typ.split(':')[1]}/{args.name}")
@@ -93,14 +119,21 @@ class RecordingMocks(pulumi.runtime.Mocks):
                 else nic
                 for nic in outputs.get("networkInterfaces", [])
             ]
+        if args.typ.startswith("azure-native:compute:VirtualMachine") and "identity" in outputs:
+            # The API answers user-assigned identities as a map keyed by id, not the list sent.
+            ids = outputs["identity"].get("userAssignedIdentities") or []
+            outputs["identity"] = {
+                **outputs["identity"],
+                "userAssignedIdentities": {key: {} for key in ids},
+            }
         if args.typ == "aws:ec2/instance:Instance" and "privateIp" not in outputs:
             outputs["privateIp"] = f"10.0.16.{len(self.resources) % 250 + 1}"
         return f"{args.name}-id", outputs
 
     def call(
         self, args: pulumi.runtime.MockCallArgs
-    ) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
-        return {}, None
+    ) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        return dict(_FAKE_CALLS.get(args.token, {})), []
 
 
 class RecordingMonitor(MockMonitor):

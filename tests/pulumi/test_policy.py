@@ -308,5 +308,6 @@ def test_violations_runs_every_rule() -> None:
     assert {name for name, _ in found} == {
         "gpu-nodes-grouped",
         "efa-on-every-network-card",
+        "gpu-fabric-complete",
         "tagged-with-spec",
     }

@@ -76,7 +76,8 @@ def check_aws(run: StackRun, plan: ClusterPlan, config: dict[str, Any]) -> None:
     gpu_nodes = [i for i in instances if i.inputs["launchTemplate"]["id"] == f"{gpu_lt.name}-id"]
     assert len(gpu_nodes) == ce.count and len(instances) == ce.count + 1
     width = max(3, len(str(ce.count)))
-    assert [i.inputs["tags"]["Name"] for i in gpu_nodes] == [
+    # The SDK registers resources concurrently: compare names, not registration order.
+    assert sorted(i.inputs["tags"]["Name"] for i in gpu_nodes) == [
         f"{plan.name}-gpu-{n:0{width}d}" for n in range(1, ce.count + 1)
     ]
 

@@ -20,9 +20,9 @@ def _line(bom: object, item: str):  # type: ignore[no-untyped-def]
 def test_builtin_prices_give_capex_and_sources() -> None:
     _, plan = plan_for(16, default_catalog())
     bom = build_bom(plan, load_price_book(default_catalog(), None))
-    xe = _line(bom, "xe9680")
-    assert (xe.quantity, xe.unit_usd, xe.extended_usd) == (16, 350000.0, 5_600_000.0)
-    assert "prices.yaml: xe9680" in xe.source and xe.estimate
+    xe = _line(bom, "xe9680-h100-sxm")
+    assert (xe.quantity, xe.unit_usd, xe.extended_usd) == (16, 337200.0, 5_395_200.0)
+    assert "prices.yaml: xe9680-h100-sxm" in xe.source and xe.estimate
     assert bom.capex_usd == pytest.approx(sum(x.extended_usd or 0 for x in bom.lines))
     assert bom.capex_usd > bom.hardware_usd  # the installation uplift comes on top
     uplift = _line(bom, "support-installation-uplift")
@@ -33,8 +33,8 @@ def test_override_merges_by_item_id(tmp_path: Path) -> None:
     book = tmp_path / "my-prices.yaml"
     book.write_text(
         "items:\n"
-        "  xe9680: {usd: 300000, date: '2026-01'}\n"
-        "  qsfp56-dd-400g-sr4:\n"
+        "  xe9680-h100-sxm: {usd: 300000, date: '2026-01'}\n"
+        "  qsfp56-dd-400g-sr8:\n"
         "    name: 400G QSFP56-DD SR4 (quote)\n"
         "    unit: module\n"
         "    usd: 800\n"
@@ -45,10 +45,10 @@ def test_override_merges_by_item_id(tmp_path: Path) -> None:
     _, plan = plan_for(16, default_catalog())
     prices = load_price_book(default_catalog(), book)
     bom = build_bom(plan, prices)
-    xe = _line(bom, "xe9680")
+    xe = _line(bom, "xe9680-h100-sxm")
     assert xe.unit_usd == 300000.0 and str(book) in xe.source
     assert xe.part.startswith("Dell PowerEdge XE9680")  # untouched fields are kept
-    assert _line(bom, "qsfp56-dd-400g-sr4").unit_usd == 800.0
+    assert _line(bom, "qsfp56-dd-400g-sr8").unit_usd == 800.0
     assert _line(bom, "qm9790").source.startswith("prices.yaml")
     assert bom.unpriced_lines == 0
     assert str(book) in bom.price_book
@@ -64,8 +64,8 @@ def test_missing_override_is_an_error_on_prices(tmp_path: Path) -> None:
     ("text", "path"),
     [
         ("items: [1, 2]\n", "items"),
-        ("items:\n  xe9680: {usd: lots}\n", "items.xe9680.usd"),
-        ("items:\n  new-part: {usd: 5}\n", "items.new-part.name"),
+        ("items:\n  xe9680-h100-sxm: {usd: lots}\n", "items.xe9680-h100-sxm.usd"),
+        ("items:\n  new-part: {usd: 5}\n", "items.new-part"),
         ("items: {a: [\n", "prices"),
     ],
 )
@@ -77,12 +77,23 @@ def test_invalid_override_names_the_field(tmp_path: Path, text: str, path: str) 
     assert path in [p.path for p in exc.value.problems]
 
 
+def test_an_old_price_id_gets_a_did_you_mean_not_silence(tmp_path: Path) -> None:
+    book = tmp_path / "old.yaml"
+    book.write_text("items:\n  qm9790: {usd: 30000}\n  xe9680: {usd: 300000}\n", encoding="utf-8")
+    with pytest.raises(PodplanError) as exc:
+        load_price_book(default_catalog(), book)
+    err = exc.value
+    assert err.source == str(book)
+    assert [(p.path, p.line) for p in err.problems] == [("items.xe9680", 3)]
+    assert "'xe9680-h100-sxm'" in (err.problems[0].hint or "")
+
+
 def test_unpriced_parts_are_listed_not_dropped() -> None:
     _, plan = plan_for(40, default_catalog())
     full = load_price_book(default_catalog(), None)
-    items = {k: v for k, v in full.items.items() if k != "qsfp56-dd-400g-sr4"}
+    items = {k: v for k, v in full.items.items() if k != "qsfp56-dd-400g-sr8"}
     bom = build_bom(plan, dataclasses.replace(full, items=items))
-    gap = _line(bom, "qsfp56-dd-400g-sr4")
+    gap = _line(bom, "qsfp56-dd-400g-sr8")
     assert gap.unit_usd is None and gap.quantity > 0 and "gap" in gap.source
     assert bom.unpriced_lines >= 1
 
@@ -92,7 +103,10 @@ def test_power_cost_and_break_even() -> None:
     bom = build_bom(plan, load_price_book(default_catalog(), None))
     p = plan.power
     assert p.facility_kw == pytest.approx(p.it_kw * 1.5, abs=1e-3)
-    assert bom.power_usd_per_month == pytest.approx(p.facility_kw * 730 * 0.10, abs=0.01)
+    # energy on the typical draw (facility.utilization 1.0), feeds sized on the maximum
+    assert bom.power_usd_per_month == pytest.approx(p.it_typical_kw * 1.5 * 730 * 0.10, abs=0.01)
+    assert p.it_typical_kw < p.it_kw
+    assert bom.summary["unpriced"] == []
     aws = next(c for c in bom.cloud if c.provider == "aws")
     monthly = aws.usd_per_hour * 730 + (aws.filesystem_usd_per_month or 0)
     assert aws.break_even_months == pytest.approx(

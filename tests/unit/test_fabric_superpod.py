@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from generator.errors import PodplanError
-from generator.plan.fabric import FabricGraph, build_fabric, shape_fabric
+from generator.plan.network.fabric import FabricGraph, build_fabric, shape_fabric
 
 # DGX SuperPOD RA (H100 Table 3 / B200 table): SU -> (leaf, spine, core) for 8 rails.
 SUPERPOD = {
@@ -98,18 +98,19 @@ def test_dell_config1_is_two_qm9790_back_to_back() -> None:
     assert {sw for _, sw, _ in g.sm_links} == set(g.leaf_names)
 
 
-def test_dell_config2_fits_one_switch_and_growth_gives_dells_two() -> None:
-    one = _graph(8, rails=4, sm=2)
-    assert one.shape.style == "single" and len(one.leaf_names) == 1
+def test_dell_config2_gets_dells_two_switches_with_or_without_growth() -> None:
+    two = _graph(8, rails=4, sm=2)  # smallest fabric rule: never one switch for 2+ nodes
+    assert two.shape.style == "pair" and len(two.leaf_names) == 2
+    assert two.shape.leaf_down == 16  # 8 nodes x 2 rails per leaf
     grown = _graph(8, rails=4, sm=2, growth=8)
     assert grown.shape.style == "pair" and len(grown.leaf_names) == 2
     assert grown.shape.leaf_down == 32  # 16 designed nodes x 2 rails per leaf
 
 
 def test_growth_slots_stay_free_for_later_nodes() -> None:
-    g = _graph(8, rails=4, sm=2, growth=4)  # 12 x 4 + 2 = 50 ports: one switch
-    assert g.shape.style == "single"
-    growth_ports = {r * 12 + s + 1 for r in range(4) for s in range(8, 12)}
+    g = _graph(8, rails=4, sm=2, growth=4)  # 12 nodes x 2 rails per leaf, two leaves
+    assert g.shape.style == "pair"
+    growth_ports = {r * 12 + s + 1 for r in range(2) for s in range(8, 12)}
     assert not growth_ports & {port for _, _, port in g.sm_links}
 
 

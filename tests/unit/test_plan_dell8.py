@@ -54,14 +54,14 @@ def test_config1_matches_the_dell_bill_of_switches() -> None:
     assert plan_problems(plan, default_catalog()) == []
 
 
-def test_config2_uses_four_rails_and_one_switch() -> None:
+def test_config2_uses_four_rails_and_dells_two_switches() -> None:
     plan = _dell(4)
     assert plan.fabric.rails == 4
-    assert plan.fabric.leaf_switches == 1 and plan.fabric.tiers == 1
+    assert plan.fabric.leaf_switches == 2 and plan.fabric.tiers == 1  # Dell: 2x QM9790
     assert plan.fabric.node_to_leaf_links == 32
     for node in plan.nodes_with_role("compute"):
         assert [f.device for f in node.addresses.fabric] == [f"mlx5_{r}" for r in range(4)]
-    assert any("fabric.growth_nodes: 8" in n for n in plan.fabric.design_notes)
+    assert any("same two switches" in n for n in plan.fabric.design_notes)
     assert plan_problems(plan, default_catalog()) == []
 
 

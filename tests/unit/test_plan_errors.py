@@ -8,7 +8,7 @@ import pytest
 
 from generator.catalog.load import default_catalog
 from generator.errors import PodplanError
-from generator.plan.racks import Device, servers_per_rack
+from generator.plan.facility.racks import Device, servers_per_rack
 from generator.plan.speed import plan_for
 
 

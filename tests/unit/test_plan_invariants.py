@@ -8,9 +8,7 @@ from typing import Any
 
 import pytest
 
-from generator.bom import build_bom, load_price_book
 from generator.catalog.load import default_catalog
-from generator.plan.cabling import part_counts
 from generator.plan.invariants import plan_problems
 from generator.plan.models import ClusterPlan, Link
 from generator.plan.speed import plan_for
@@ -39,51 +37,6 @@ def _plan(case: str) -> ClusterPlan:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_plan_has_no_problems(case: str) -> None:
     assert plan_problems(_plan(case), default_catalog()) == []
-
-
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_bom_quantities_equal_plan_device_counts(case: str) -> None:
-    plan = _plan(case)
-    bom = build_bom(plan, load_price_book(default_catalog(), None))
-    qty: Counter[str] = Counter()
-    for line in bom.lines:
-        qty[line.catalog_id] += line.quantity
-    models = Counter(n.model for n in plan.nodes) + Counter(s.model for s in plan.switches)
-    for model, count in models.items():
-        assert qty[model] == count, model
-    assert qty["rack-42u"] == len(plan.racks)
-    assert qty["cx7-osfp-1x400"] == sum(
-        1 for link in plan.links if link.network == "compute" and link.a_port.startswith("mlx5_")
-    ) + sum(1 for link in plan.links if link.network == "compute" and link.a.startswith("head"))
-
-
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_optics_follow_the_counting_rule(case: str) -> None:
-    plan = _plan(case)
-    fabric = [link for link in plan.links if link.network == "compute"]
-    counts = part_counts(fabric, {"mma4z00-ns"})
-    node_ends = sum(1 for link in fabric if not link.a.startswith("ib-"))
-    switch_ports = {
-        (e, p)
-        for link in fabric
-        for e, p in ((link.a, link.a_port), (link.b, link.b_port))
-        if e.startswith("ib-")
-    }
-    cages = {(e, p.split("/")[0]) for e, p in switch_ports}
-    assert counts["mma4z00-ns400"] == node_ends  # one flat-top single-port per NIC port
-    assert counts["mfp7e10"] == len(fabric)  # one fiber per link
-    assert counts["mma4z00-ns"] == len(cages)  # one twin-port module per used cage
-    assert len(switch_ports) / 2 <= counts["mma4z00-ns"] <= len(switch_ports)
-
-
-def test_two_tier_full_su_uses_one_and_a_half_switch_optics_per_gpu() -> None:
-    plan = plan_for(64, default_catalog(), fabric={"growth_nodes": 0})[1]  # 2 full SU
-    fabric = [link for link in plan.links if link.network == "compute"]
-    counts = part_counts(fabric, {"mma4z00-ns"})
-    gpus = 64 * 8
-    assert counts["mma4z00-ns"] == 1.5 * gpus
-    assert counts["mfp7e10"] == 2 * gpus + 1  # one stolen ISL gives two SM fibers
-    assert counts["mma4z00-ns400"] == gpus + 2
 
 
 def test_storage_has_at_least_three_nodes_everywhere() -> None:

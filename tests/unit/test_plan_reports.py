@@ -28,16 +28,19 @@ def _rows(text: str) -> list[list[str]]:
 def test_report_files_and_headers() -> None:
     files = _files(8)
     assert sorted(files) == [
+        "bench-8.topo",
         "bom.csv",
         "bom.json",
         "bom.md",
         "cabling.csv",
+        "p2p.csv",
         "plan.yaml",
         "racks.csv",
     ]
     assert all(f.path.startswith("reports/bench-8/") for f in files.values())
     for name, f in files.items():
-        head = f.content[:300]
+        # bom.csv is plain CSV: provenance rides in its last columns, so read its first row
+        head = "\n".join(f.content.splitlines()[:2]) if name == "bom.csv" else f.content[:300]
         assert "podplan" in head and "examples/bench-8.yaml" in head, name
 
 

@@ -66,6 +66,6 @@ def test_addresses_are_deterministic_and_ordered() -> None:
 def test_every_switch_has_an_oob_address_and_a_rack() -> None:
     _, plan = plan_for(40, default_catalog())
     assert all(s.mgmt_address and s.rack for s in plan.switches)
-    oob = [s for s in plan.switches if s.network == "oob"]
+    oob = [s for s in plan.switches if s.network == "oob" and s.tier == "leaf"]
     assert len(oob) == len(plan.racks)
     assert all(s.u == plan.racks[0].units for s in oob)

@@ -5,14 +5,26 @@ from __future__ import annotations
 import pytest
 
 from generator.catalog.load import default_catalog
-from generator.plan.catalog_models import CloudFilesystemModel, StorageModel
+from generator.errors import PodplanError
+from generator.plan.catalog_models import CloudFilesystemModel, PlanCatalog, StorageModel
 from generator.plan.cloud import TIB_PER_TB, size_filesystem
+from generator.plan.models import StoragePlan
 from generator.plan.speed import plan_for, synthetic_sizing, synthetic_spec
-from generator.plan.storage import STORAGE_MODEL, plan_storage
+from generator.plan.storage import STORAGE_MODEL, guided_gbps, plan_storage
+from generator.sizing.result import SizingResult
+from generator.spec.models import Spec
 
 
 def _f710() -> StorageModel:
     return default_catalog().family("storage", StorageModel)[STORAGE_MODEL]
+
+
+def _pc() -> PlanCatalog:
+    return PlanCatalog(default_catalog())
+
+
+def _plan(spec: Spec, sizing: SizingResult, link_gbytes: float = 25.0) -> StoragePlan:
+    return plan_storage(spec, sizing, _pc(), "10.0.0.3", link_gbytes)
 
 
 def _fs(key: str) -> CloudFilesystemModel:
@@ -22,7 +34,7 @@ def _fs(key: str) -> CloudFilesystemModel:
 
 def test_capacity_formula_and_minimum_three_nodes() -> None:
     spec = synthetic_spec("s", 8, storage={"dataset_tb": 10, "checkpoint_keep": 2})
-    st = plan_storage(spec, synthetic_sizing("s", 8, checkpoint_gb=500.0), _f710(), "10.0.0.3")
+    st = _plan(spec, synthetic_sizing("s", 8, checkpoint_gb=500.0))
     assert st.required_tb == pytest.approx(10 + 2 * 0.5)
     assert st.nodes == 3
     m = _f710()
@@ -33,15 +45,54 @@ def test_capacity_formula_and_minimum_three_nodes() -> None:
 
 def test_checkpoint_throughput_drives_the_node_count() -> None:
     spec = synthetic_spec("s", 64, storage={"checkpoint_write_seconds": 30})
-    st = plan_storage(spec, synthetic_sizing("s", 64, checkpoint_gb=6000.0), _f710(), "x")
+    st = _plan(spec, synthetic_sizing("s", 64, checkpoint_gb=6000.0))
     assert st.nodes == 40  # 6,000 GB / 30 s = 200 GB/s at 5 GB/s per node
     assert st.checkpoint_write_s <= 30
-    assert any("sized by checkpoint write throughput" in n for n in st.notes)
+    assert st.sized_by == "checkpoint write"
+    assert st.required_write_gbps == pytest.approx(200.0)
+
+
+def test_nvidia_guidance_points_and_interpolation() -> None:
+    rates = (4.0, 15.0, 60.0)  # 'good' read: one node, one SU, four SU (RA table 6)
+    assert guided_gbps(rates, 32, 1) == pytest.approx(4.0)
+    assert guided_gbps(rates, 32, 32) == pytest.approx(15.0)
+    assert guided_gbps(rates, 32, 128) == pytest.approx(60.0)
+    assert guided_gbps(rates, 32, 80) == pytest.approx(37.5)
+    assert guided_gbps(rates, 32, 2048) == pytest.approx(960.0)  # 16x four SU
+
+
+def test_guidance_sizes_storage_at_scale_and_one_cluster_has_a_limit() -> None:
+    # 1,024 nodes, 'better': 8 x 160 GB/s read, 8 x 80 GB/s write -> 128 F710 (10 / 5 GB/s)
+    spec = synthetic_spec("s", 1024, storage={"performance_tier": "better"})
+    st = _plan(spec, synthetic_sizing("s", 1024, checkpoint_gb=100.0))
+    assert st.required_read_gbps == pytest.approx(1280.0)
+    assert st.required_write_gbps == pytest.approx(640.0)
+    assert st.nodes == 128 and st.read_gbps >= st.required_read_gbps
+    big = synthetic_spec("s", 2048, storage={"performance_tier": "better"})
+    with pytest.raises(PodplanError) as err:
+        _plan(big, synthetic_sizing("s", 2048, checkpoint_gb=100.0))
+    assert "256 nodes" in str(err.value) and "at most 252" in str(err.value)
+
+
+def test_read_per_gpu_overrides_the_tier() -> None:
+    spec = synthetic_spec("s", 16, storage={"read_gbytes_per_s_per_gpu": 0.5})
+    st = _plan(spec, synthetic_sizing("s", 16, checkpoint_gb=10.0))
+    assert st.required_read_gbps == pytest.approx(0.5 * 128)
+    assert st.nodes == 7  # 64 GB/s at 10 GB/s per node
+    assert any("0.50 GB/s per GPU" in n for n in st.notes)
+
+
+def test_best_tier_on_a_100g_front_end_is_flagged() -> None:
+    spec = synthetic_spec("s", 32, storage={"performance_tier": "best"})
+    st = _plan(spec, synthetic_sizing("s", 32, checkpoint_gb=10.0), link_gbytes=25.0)
+    assert any("front-end NIC carries 25 GB/s" in n for n in st.notes)
+    good = _plan(synthetic_spec("s", 32), synthetic_sizing("s", 32, checkpoint_gb=10.0))
+    assert not any("front-end NIC" in n for n in good.notes)
 
 
 def test_capacity_drives_drive_size_then_nodes() -> None:
     spec = synthetic_spec("s", 8, storage={"dataset_tb": 500})
-    st = plan_storage(spec, synthetic_sizing("s", 8), _f710(), "x")
+    st = _plan(spec, synthetic_sizing("s", 8))
     assert st.usable_tb >= st.required_tb
     smaller = [d for d in _f710().drive_tb_options if d < st.drive_tb]
     assert all(st.nodes * 10 * d * 0.6 < st.required_tb for d in smaller)
@@ -50,7 +101,7 @@ def test_capacity_drives_drive_size_then_nodes() -> None:
 def test_lora_checkpoints_are_small() -> None:
     spec = synthetic_spec("s", 2)
     lora = synthetic_sizing("s", 2, checkpoint_gb=0.5, kind="lora")
-    st = plan_storage(spec, lora, _f710(), "x")
+    st = _plan(spec, lora)
     assert st.checkpoint_gb == 0.5 and st.nodes == 3
 
 

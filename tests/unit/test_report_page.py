@@ -58,14 +58,14 @@ def test_sections_in_reading_order() -> None:
 
 
 def test_fields_a_later_plan_adds_show_up() -> None:
-    class Facility(PowerSummary):
-        airflow_cfm: float = Field(default=0.0, description="Cooling airflow.")
+    class Facility(PowerSummary):  # a field PowerSummary does not have (yet)
+        humidity_percent: float = Field(default=0.0, description="Room humidity.")
 
     plan, _ = _plan("dell-8node-config1")
-    power = Facility(**plan.power.model_dump(), airflow_cfm=12345.0)
+    power = Facility(**plan.power.model_dump(), humidity_percent=45.0)
     table = facts_table("f", "Power", power)
     labels = [row[0].text for row in table.rows]
-    assert "airflow cfm: Cooling airflow" in labels
+    assert "humidity percent: Room humidity" in labels
     assert uncertainty_text(type("E", (), {"uncertainty_pct": {
         "low": -12, "high": 18, "similar_measurements": 14}})()) == (
         " (−12 %/+18 %, 14 similar measurements)")

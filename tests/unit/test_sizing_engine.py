@@ -99,7 +99,7 @@ def test_unpacked_dataset_counts_processed_tokens() -> None:
 def test_json_contract_and_table() -> None:
     r = size(spec(PRETRAIN, CHAT), CATALOG)
     doc = r.to_json()
-    assert set(doc) == {"name", "nodes", "gpus", "workloads"}
+    assert {"name", "nodes", "gpus", "workloads"} <= set(doc)
     assert {"parallelism", "mfu", "meets_deadline"} <= set(doc["workloads"][0])
     assert SizingResult.model_validate(r.model_dump()) == r
     text = format_table(r)

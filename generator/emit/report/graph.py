@@ -29,6 +29,7 @@ ROLE_TITLE = {
     "compute": "GPU nodes",
     "spare": "spare GPU nodes",
     "head": "head nodes",
+    "mgmt": "service nodes",
     "login": "login nodes",
     "storage": "storage nodes",
     "ufm": "UFM appliances",
@@ -37,11 +38,15 @@ NETWORK_TITLE = {
     "compute": "compute fabric",
     "frontend": "front-end",
     "oob": "out-of-band",
+    "storage": "storage back-end",
+    "site": "site uplink",
 }
 
 
 NODE_KINDS = frozenset(ROLE_TITLE.values())
-NETWORK_SHORT = {"compute": "fabric", "frontend": "front-end", "oob": "OOB"}
+NETWORK_SHORT = {
+    "compute": "fabric", "frontend": "front-end", "oob": "OOB", "storage": "back-end",
+}  # fmt: skip
 
 
 def network_title(network: str) -> str:

@@ -92,7 +92,7 @@ def _storage_blocks(plan: ClusterPlan) -> list[Block]:
     nets = sorted({link.network for link in plan.links if link.a in names or link.b in names})
     where = ", ".join(network_title(n) for n in nets) or "no network in this plan"
     return [
-        Heading("Storage", "net-storage"),
+        Heading("Storage", "storage-plan"),  # "net-storage" is the back-end network's
         Para(f"{st.nodes} × {st.model.upper()}: {st.usable_tb:,.1f} TB usable of "
              f"{st.required_tb:,.1f} TB required, {st.read_gbps:g} GB/s read and "
              f"{st.write_gbps:g} GB/s write; mounted at {st.mount_point} from "

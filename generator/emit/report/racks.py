@@ -23,12 +23,12 @@ X0 = 32.0
 INNER_W = 150.0
 WIDTH = 196.0
 KIND_CLASS = {
-    "compute": "gpu", "spare": "gpu", "head": "mgt", "login": "mgt", "ufm": "mgt",
+    "compute": "gpu", "spare": "gpu", "head": "mgt", "mgmt": "mgt", "login": "mgt", "ufm": "mgt",
     "storage": "sto",
 }
 ROLE_NAME = {
     "compute": "GPU node", "spare": "spare GPU node", "head": "head node", "login": "login node",
-    "storage": "storage node", "ufm": "UFM appliance",
+    "mgmt": "service node", "storage": "storage node", "ufm": "UFM appliance",
 }
 NET_CLASS = {"compute": "ib", "frontend": "eth", "oob": "oob"}
 LEGEND = (

@@ -86,10 +86,12 @@ def summary_section(plan: ClusterPlan, bom: BillOfMaterials) -> Section:
                       f"facility {power.facility_kw:,.1f} kW at PUE {power.pue:g}, "
                       f"{power.btu_per_hour:,.0f} BTU/h", "it_kw", power.it_kw))
     if sz.training:
-        kwh = power.facility_kw * plan.reliability.wallclock_hours
+        # energy at the typical draw, as the plan costs it (the maximum sizes feeds and cooling)
+        draw = power.it_typical_kw * power.pue if power.it_typical_kw else power.facility_kw
+        kwh = draw * plan.reliability.wallclock_hours
         cards.append(Card("Energy per run", f"{kwh:,.0f} kWh",
                           f"${kwh * power.usd_per_kwh:,.0f} at ${power.usd_per_kwh:g}/kWh; "
-                          f"${power.usd_per_month:,.0f} per month at full draw",
+                          f"${power.usd_per_month:,.0f} per month at typical draw",
                           "energy_kwh", kwh))
     cards += _cloud_cards(bom)
     blocks: list[Any] = [

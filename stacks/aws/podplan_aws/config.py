@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pulumi
-from podplan_stackkit.config import ConfigReader, admin_cidr_problem, step_problem
+from podplan_stackkit.config import ConfigReader, step_problem
+from podplan_stackkit.settings import ClusterSettings, InstanceTypes, read_cluster
 
 PROJECT = "podplan-aws"
 
@@ -27,26 +27,17 @@ MAX_NETWORK_CARDS = 32
 HEAD_HOST_NUMBER = 10
 """The head node takes the 10th address of the public subnet (AWS reserves .0-.3)."""
 
-NAME_PATTERN = r"[a-z][a-z0-9-]{0,38}[a-z0-9]"
-"""Spec names (40 chars at most), starting with a letter as GCP resource names must."""
+EC2_TYPES = InstanceTypes(r"[a-z0-9]+\.[a-z0-9]+", "an EC2 type")
 IMAGE_PATTERN = r"ami-[0-9a-f]{8,17}|resolve:ssm:/\S+"
 
 
-@dataclass(frozen=True)
-class AwsSettings:
-    """Everything the AWS program needs, typed and checked."""
+@dataclass(frozen=True, kw_only=True)
+class AwsSettings(ClusterSettings):
+    """The shared cluster settings plus what only the AWS program needs."""
 
-    cluster_name: str
-    spec_file: str
     region: str
     availability_zone: str
-    instance_type: str
-    node_count: int
-    gpus_per_node: int
     efa_interfaces: int
-    head_instance_type: str
-    admin_cidr: str
-    admin_user: str
     image_id: str
     root_volume_gib: int
     vpc_cidr: str
@@ -57,18 +48,6 @@ class AwsSettings:
     fsx_throughput_per_tib: int
     kms_key_id: str | None
     capacity_reservation_id: str | None
-    mount_point: str
-    tags: dict[str, str]
-    ssh_public_key: pulumi.Output[str]
-
-    def node_names(self) -> list[str]:
-        """Host names of the GPU nodes, in order (also their Slurm node names)."""
-        width = max(3, len(str(self.node_count)))
-        return [f"{self.cluster_name}-gpu-{i:0{width}d}" for i in range(1, self.node_count + 1)]
-
-    @property
-    def head_hostname(self) -> str:
-        return f"{self.cluster_name}-head"
 
 
 def fsx_capacity_problem(gib: int) -> str | None:
@@ -89,26 +68,16 @@ def load(reader: ConfigReader | None = None, provider: ConfigReader | None = Non
     r = reader or ConfigReader(PROJECT)
     aws = provider or ConfigReader("aws")
     region = aws.string("region", pattern=r"[a-z]{2}(-[a-z]+)+-\d", what="an AWS region")
+    cluster = read_cluster(r, EC2_TYPES, admin_user="ubuntu")
 
-    cluster = r.string("clusterName", pattern=NAME_PATTERN, what="lower-case letters, digits, -")
-    spec = r.string("specFile")
     az = r.string("availabilityZone", pattern=r"[a-z]{2}(-[a-z]+)+-\d[a-z]", what="an AZ name")
     if r.ok("availabilityZone") and aws.ok("region") and not az.startswith(region):
         r.fail("availabilityZone", f"({az}) must be a zone of aws:region ({region})")
-
-    instance_type = r.string("instanceType", pattern=r"[a-z0-9]+\.[a-z0-9]+", what="an EC2 type")
-    node_count = r.integer("nodeCount", minimum=1)
-    gpus = r.integer("gpusPerNode", minimum=1, maximum=16)
     efa = r.integer("efaInterfaces", minimum=1, maximum=MAX_NETWORK_CARDS)
-    expected = EFA_INTERFACES.get(instance_type)
+    expected = EFA_INTERFACES.get(cluster.instance_type)
     if expected is not None and r.ok("efaInterfaces") and efa != expected:
-        r.fail("efaInterfaces", f"must be {expected} for {instance_type} (got {efa})")
+        r.fail("efaInterfaces", f"must be {expected} for {cluster.instance_type} (got {efa})")
 
-    head_type = r.string("headInstanceType", pattern=r"[a-z0-9]+\.[a-z0-9]+", what="an EC2 type")
-    admin = r.cidr("adminCidr")
-    if r.ok("adminCidr") and (problem := admin_cidr_problem(admin)):
-        r.fail("adminCidr", problem)
-    admin_user = r.string("adminUser", "ubuntu", pattern=r"[a-z_][a-z0-9_-]{0,31}", what="a user")
     image = r.string(
         "imageId",
         "resolve:ssm:/aws/service/deeplearning/ami/x86_64/"
@@ -139,24 +108,14 @@ def load(reader: ConfigReader | None = None, provider: ConfigReader | None = Non
     reservation = r.string(
         "capacityReservationId", "", pattern=r"cr-[0-9a-f]{8,17}", what="a capacity reservation"
     )
-    mount_point = r.string("mountPoint", "/shared", pattern=r"/[A-Za-z0-9._/-]+", what="a path")
-    tags = r.tags("tags", {"podplan-cluster": cluster, "podplan-spec": spec})
-    key = r.secret("sshPublicKey", '"$(cat ~/.ssh/id_ed25519.pub)"')
 
     aws.raise_if_invalid()
     r.raise_if_invalid()
     return AwsSettings(
-        cluster_name=cluster,
-        spec_file=spec,
+        **cluster.common(),
         region=region,
         availability_zone=az,
-        instance_type=instance_type,
-        node_count=node_count,
-        gpus_per_node=gpus,
         efa_interfaces=efa,
-        head_instance_type=head_type,
-        admin_cidr=str(admin),
-        admin_user=admin_user,
         image_id=image,
         root_volume_gib=root_gib,
         vpc_cidr=str(vpc),
@@ -167,9 +126,6 @@ def load(reader: ConfigReader | None = None, provider: ConfigReader | None = Non
         fsx_throughput_per_tib=tput,
         kms_key_id=kms or None,
         capacity_reservation_id=reservation or None,
-        mount_point=mount_point,
-        tags=tags,
-        ssh_public_key=key,
     )
 
 

@@ -9,7 +9,13 @@ import pulumi
 import pulumi_aws as aws
 
 from podplan_aws.config import efa_layout
-from podplan_aws.launch import base64_text, encrypted_root, imds_v2, tag_specifications
+from podplan_aws.launch import (
+    base64_text,
+    encrypted_root,
+    imds_v2,
+    instance_profile,
+    tag_specifications,
+)
 
 
 @dataclass
@@ -23,6 +29,8 @@ class GpuNodeGroupArgs:
     key_name: pulumi.Input[str]
     root_volume_gib: int
     kms_key_id: str | None
+    instance_profile_arn: pulumi.Input[str]
+    """The node role that may read the munge key (and nothing else)."""
     capacity_reservation_id: str | None
     user_data: pulumi.Input[str]
     """cloud-init user data, the same for every node (each takes its name from its tag)."""
@@ -74,6 +82,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=placement.name),
             block_device_mappings=[encrypted_root(args.root_volume_gib, args.kms_key_id)],
             metadata_options=imds_v2(),
+            iam_instance_profile=instance_profile(args.instance_profile_arn),
             capacity_reservation_specification=reservation,
             user_data=base64_text(args.user_data),
             tag_specifications=tag_specifications(args.tags),

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from podplan_aws.launch import encrypted_root, imds_v2, tag_specifications
+from podplan_aws.launch import encrypted_root, imds_v2, instance_profile, tag_specifications
 
 
 @dataclass
@@ -21,6 +21,8 @@ class HeadNodeArgs:
     ssh_public_key: pulumi.Input[str]
     root_volume_gib: int
     kms_key_id: str | None
+    instance_profile_arn: pulumi.Input[str]
+    """The node role that may read the munge key (and nothing else)."""
     user_data: pulumi.Input[str]
     tags: dict[str, str]
 
@@ -52,6 +54,7 @@ class HeadNode(pulumi.ComponentResource):
             key_name=key.key_name,
             block_device_mappings=[encrypted_root(args.root_volume_gib, args.kms_key_id)],
             metadata_options=imds_v2(),
+            iam_instance_profile=instance_profile(args.instance_profile_arn),
             tag_specifications=tag_specifications(tags),
             tags=tags,
             opts=child,

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pulumi
-from podplan_stackkit.config import ConfigReader, admin_cidr_problem, step_problem
+from podplan_stackkit.config import ConfigReader, step_problem
+from podplan_stackkit.settings import ClusterSettings, InstanceTypes, read_cluster
 
 PROJECT = "podplan-azure"
 
@@ -27,8 +28,13 @@ MAX_SINGLE_PLACEMENT_GROUP = 100
 """Default VM limit of a scale set with singlePlacementGroup (raisable on request)."""
 HEAD_HOST_NUMBER = 10
 
-NAME_PATTERN = r"[a-z][a-z0-9-]{0,38}[a-z0-9]"
-"""Spec names (40 chars at most), starting with a letter as GCP resource names must."""
+IB_DEVICES = {
+    "Standard_ND96isr_H100_v5": 8,
+    "Standard_ND96isr_H200_v5": 8,
+    "Standard_ND96is_H200_v5": 8,
+}
+"""InfiniBand HCAs per VM (one 400 Gb/s NDR ConnectX-7 per GPU on ND H100/H200 v5)."""
+AZURE_SIZES = InstanceTypes(r"Standard_\w+", "a VM size")
 IMAGE_PATTERN = r"[^:\s]+:[^:\s]+:[^:\s]+:[^:\s]+"
 
 
@@ -40,20 +46,12 @@ class ImageRef:
     version: str
 
 
-@dataclass(frozen=True)
-class AzureSettings:
-    """Everything the Azure program needs, typed and checked."""
+@dataclass(frozen=True, kw_only=True)
+class AzureSettings(ClusterSettings):
+    """The shared cluster settings plus what only the Azure program needs."""
 
-    cluster_name: str
-    spec_file: str
     location: str
     zone: str | None
-    instance_type: str
-    node_count: int
-    gpus_per_node: int
-    head_instance_type: str
-    admin_cidr: str
-    admin_user: str
     image: ImageRef
     os_disk_gib: int
     vnet_cidr: str
@@ -63,13 +61,6 @@ class AzureSettings:
     amlfs_sku: str
     amlfs_capacity_tib: int
     encryption_at_host: bool
-    mount_point: str
-    tags: dict[str, str]
-    ssh_public_key: pulumi.Output[str]
-
-    @property
-    def head_hostname(self) -> str:
-        return f"{self.cluster_name}-head"
 
     @property
     def node_name_prefix(self) -> str:
@@ -80,6 +71,11 @@ class AzureSettings:
         """Expected host (and Slurm node) names: scale-set instance ids 0..n-1 without
         overprovisioning."""
         return [self.node_name_prefix + _base36(i).rjust(6, "0") for i in range(self.node_count)]
+
+    @property
+    def ib_devices(self) -> int:
+        """InfiniBand HCAs the boot-time fabric check expects (0: not an IB size)."""
+        return IB_DEVICES.get(self.instance_type, 0)
 
 
 def amlfs_capacity_problem(tib: int, sku: str) -> str | None:
@@ -96,29 +92,18 @@ def load(reader: ConfigReader | None = None, provider: ConfigReader | None = Non
     az = provider or ConfigReader("azure-native")
     location = az.string("location", pattern=r"[a-z][a-z0-9]+", what="an Azure region name")
 
-    cluster = r.string("clusterName", pattern=NAME_PATTERN, what="lower-case letters, digits, -")
-    spec = r.string("specFile")
+    cluster = read_cluster(r, AZURE_SIZES, admin_user="azureuser")
     zone = r.string("zone", "", pattern=r"[1-3]", what="an availability zone number, 1-3")
-    instance_type = r.string("instanceType", pattern=r"Standard_\w+", what="a VM size")
-    node_count = r.integer("nodeCount", minimum=1)
     if (
         r.ok("nodeCount", "instanceType")
-        and instance_type in IB_SKUS
-        and node_count > MAX_SINGLE_PLACEMENT_GROUP
+        and cluster.instance_type in IB_SKUS
+        and cluster.node_count > MAX_SINGLE_PLACEMENT_GROUP
     ):
         pulumi.log.warn(
-            f"{PROJECT}:nodeCount ({node_count}) exceeds the {MAX_SINGLE_PLACEMENT_GROUP} VMs an "
-            "InfiniBand placement group holds by default: request a larger limit before `up`"
+            f"{PROJECT}:nodeCount ({cluster.node_count}) exceeds the "
+            f"{MAX_SINGLE_PLACEMENT_GROUP} VMs an InfiniBand placement group holds by default: "
+            "request a larger limit before `up`"
         )
-    gpus = r.integer("gpusPerNode", minimum=1, maximum=16)
-    head_type = r.string("headInstanceType", pattern=r"Standard_\w+", what="a VM size")
-
-    admin = r.cidr("adminCidr")
-    if r.ok("adminCidr") and (problem := admin_cidr_problem(admin)):
-        r.fail("adminCidr", problem)
-    admin_user = r.string(
-        "adminUser", "azureuser", pattern=r"[a-z_][a-z0-9_-]{0,31}", what="a user name"
-    )
     image = r.string(
         "image",
         "microsoft-dsvm:ubuntu-hpc:2404:latest",
@@ -138,24 +123,13 @@ def load(reader: ConfigReader | None = None, provider: ConfigReader | None = Non
     if r.ok("amlfsSku", "amlfsCapacityTib") and (problem := amlfs_capacity_problem(tib, sku)):
         r.fail("amlfsCapacityTib", problem)
     encryption_at_host = r.boolean("encryptionAtHost", True)
-    mount_point = r.string("mountPoint", "/shared", pattern=r"/[A-Za-z0-9._/-]+", what="a path")
-    tags = r.tags("tags", {"podplan-cluster": cluster, "podplan-spec": spec})
-    key = r.secret("sshPublicKey", '"$(cat ~/.ssh/id_ed25519.pub)"')
-
     az.raise_if_invalid()
     r.raise_if_invalid()
     publisher, offer, image_sku, version = image.split(":")
     return AzureSettings(
-        cluster_name=cluster,
-        spec_file=spec,
+        **cluster.common(),
         location=location,
         zone=zone or None,
-        instance_type=instance_type,
-        node_count=node_count,
-        gpus_per_node=gpus,
-        head_instance_type=head_type,
-        admin_cidr=str(admin),
-        admin_user=admin_user,
         image=ImageRef(publisher, offer, image_sku, version),
         os_disk_gib=disk_gib,
         vnet_cidr=str(vnet),
@@ -165,9 +139,6 @@ def load(reader: ConfigReader | None = None, provider: ConfigReader | None = Non
         amlfs_sku=sku,
         amlfs_capacity_tib=tib,
         encryption_at_host=encryption_at_host,
-        mount_point=mount_point,
-        tags=tags,
-        ssh_public_key=key,
     )
 
 

@@ -26,6 +26,8 @@ class GpuNodeGroupArgs:
     application_security_group_id: pulumi.Input[str]
     admin_user: str
     ssh_public_key: pulumi.Input[str]
+    identity_id: pulumi.Input[str]
+    """The nodes' managed identity: it may read the munge key, nothing else."""
     user_data: pulumi.Input[str]
     encryption_at_host: bool
     tags: dict[str, str]
@@ -91,6 +93,10 @@ class GpuNodeGroup(pulumi.ComponentResource):
                     ]
                 ),
                 security_profile=security(args.encryption_at_host),
+            ),
+            identity=compute.VirtualMachineScaleSetIdentityArgs(
+                type=compute.ResourceIdentityType.USER_ASSIGNED,
+                user_assigned_identities=[args.identity_id],
             ),
             tags=args.tags,
             opts=pulumi.ResourceOptions(parent=self),

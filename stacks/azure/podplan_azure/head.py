@@ -26,6 +26,8 @@ class HeadNodeArgs:
     application_security_group_ids: list[pulumi.Input[str]]
     admin_user: str
     ssh_public_key: pulumi.Input[str]
+    identity_id: pulumi.Input[str]
+    """The nodes' managed identity: it may read the munge key, nothing else."""
     user_data: pulumi.Input[str]
     encryption_at_host: bool
     tags: dict[str, str]
@@ -104,6 +106,10 @@ class HeadNode(pulumi.ComponentResource):
                 network_interfaces=[compute.NetworkInterfaceReferenceArgs(id=nic.id, primary=True)]
             ),
             security_profile=security(args.encryption_at_host),
+            identity=compute.VirtualMachineIdentityArgs(
+                type=compute.ResourceIdentityType.USER_ASSIGNED,
+                user_assigned_identities=[args.identity_id],
+            ),
             opts=child,
         )
         self.public_ip = pip.ip_address.apply(lambda ip: ip or "")

@@ -179,6 +179,10 @@ class Network(pulumi.ComponentResource):
             address_prefix=args.compute_subnet_cidr,
             network_security_group=network.NetworkSecurityGroupArgs(id=nsg.id),
             nat_gateway=network.SubResourceArgs(id=nat.id),
+            # The munge key's vault admits this subnet only, through its service endpoint.
+            service_endpoints=[
+                network.ServiceEndpointPropertiesFormatArgs(service="Microsoft.KeyVault")
+            ],
             default_outbound_access=False,
             opts=child,
         )

@@ -5,37 +5,9 @@ from __future__ import annotations
 import base64
 
 import pulumi
-from podplan_stackkit.bootstrap import ClusterBoot
 from pulumi_azure_native import compute
 
-from podplan_azure.config import AzureSettings, ImageRef
-
-AMLFS_CLIENT_SETUP = (
-    # The Azure HPC images carry the Managed Lustre client; on others, install the
-    # amlfs-lustre-client package matching the kernel (Azure Managed Lustre client docs).
-    "curl -fsSL https://packages.microsoft.com/keys/microsoft.asc "
-    "| gpg --dearmor > /usr/share/keyrings/microsoft-prod.gpg",
-    'echo "deb [arch=amd64 signed-by=/usr/share/keyrings/microsoft-prod.gpg] '
-    "https://packages.microsoft.com/repos/amlfs-$(. /etc/os-release; echo $VERSION_CODENAME)/ "
-    '$(. /etc/os-release; echo $VERSION_CODENAME) main" > /etc/apt/sources.list.d/amlfs.list',
-    "apt-get update -q",
-    "apt-get install -y -q \"$(apt-cache search --names-only '^amlfs-lustre-client-' "
-    "| sort -V | tail -1 | cut -d' ' -f1)=$(uname -r)\"",
-)
-
-
-def cluster_boot(s: AzureSettings) -> ClusterBoot:
-    """The Slurm bootstrap facts of this stack."""
-    return ClusterBoot(
-        cluster_name=s.cluster_name,
-        spec_file=s.spec_file,
-        head_hostname=s.head_hostname,
-        head_address=s.head_private_ip,
-        gpus_per_node=s.gpus_per_node,
-        max_nodes=s.node_count,
-        node_feature=s.instance_type,
-        lustre_client_setup=AMLFS_CLIENT_SETUP,
-    )
+from podplan_azure.config import ImageRef
 
 
 def custom_data(user_data: pulumi.Input[str]) -> pulumi.Output[str]:

@@ -1,26 +1,46 @@
 """cloud-init user data that turns plain GPU VMs into a Slurm cluster, on any of the clouds.
 
-The head node runs ``slurmctld`` in configless mode; compute nodes run ``slurmd -Z`` (dynamic
+The head node runs ``slurmctld`` in configless mode; GPU nodes run ``slurmd -Z`` (dynamic
 nodes) pointed at the head's fixed private address, so no node list has to be known when the
-head boots and scale sets with generated host names work too. The munge key is generated on
-the head at first boot and handed to the compute nodes through the shared Lustre file system
-(root-only directory), so **no secret is ever part of the user data**, the stack config or the
-Pulumi state.
+head boots and scale sets with generated host names work too.
 
-Everything here is pure: data in, text out. The cloud-specific parts (how to install the
-Lustre client, the mount device) are passed in by each stack.
+Every node runs the same static bootstrap (``scripts/bootstrap.sh``) from cloud-init's
+``runcmd``. What differs per cloud lives in **seams**, one small script each, written next to
+it: the node's name, the munge key from the cloud's secret store, the Lustre mount, and on GPU
+nodes the fabric's setup and device listing. The munge key is generated once by Pulumi and
+kept in the cloud's secret manager; nodes fetch it at boot with their own identity, so **no
+secret is ever part of the user data** (nor of the shared file system).
+
+Everything here is pure: data in, text out.
 """
 
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
 import yaml
 
-SLURMCTLD_PORT = 6817
-MUNGE_DROP = ".podplan/munge.key"
+from podplan_stackkit.slurm import SLURMCTLD_PORT, cgroup_conf, gres_conf, slurm_conf
+
+SEAM_DIR = "/usr/local/lib/podplan/seams"
+LIB_DIR = "/usr/local/lib/podplan"
+BOOTSTRAP = "/usr/local/sbin/podplan-bootstrap"
+ENV_FILE = "/etc/podplan/bootstrap.env"
+FABRIC_ENV = "/etc/podplan/fabric.env"
+TASK_PROLOG = f"{LIB_DIR}/task-prolog"
+CHECK_KEY = f"{LIB_DIR}/check-munge-key"
+FABRIC_CHECK_UNIT = "podplan-fabric-check.service"
+HEAD_PACKAGES = ("munge", "slurmctld", "slurm-client")
+COMPUTE_PACKAGES = ("munge", "slurmd", "slurm-client")
+POLICY_RC = """#!/bin/sh
+# podplan: hold service starts until the bootstrap has placed the munge key
+exit 101
+"""
+"""Written before cloud-init installs the packages, so that their scripts start no daemon
+with the package's own munge key; the bootstrap removes it."""
 
 
 @dataclass(frozen=True)
@@ -31,6 +51,43 @@ class SharedMount:
     """Lustre device, ``<MGS NID>@tcp:/<fsname>``."""
     mount_point: str = "/shared"
     options: str = "noatime,flock,_netdev"
+
+
+@dataclass(frozen=True)
+class Fabric:
+    """A GPU node's fabric: what the boot-time check expects and the cloud's scripts for it."""
+
+    kind: str
+    """``efa``, ``tcpxo`` or ``infiniband``: named in messages and checked by the policies."""
+    devices: int
+    """How many fabric devices every GPU node must have, all in ``state``."""
+    state: str
+    """The state a healthy device reports (``ACTIVE`` for RDMA ports, ``up`` for NICs)."""
+    setup: str
+    """Seam ``fabric-setup``: installs/starts the fabric's software at first boot."""
+    devices_script: str
+    """Seam ``fabric-devices``: prints ``<device> <state>`` per fabric device."""
+    env: str
+    """``/etc/podplan/fabric.env``: the NCCL/libfabric environment every job task gets."""
+    requires: tuple[str, ...] = ()
+    """Files the fabric's software must have put in place (plugins, topology file)."""
+    units: dict[str, str] = field(default_factory=dict)
+    """Extra systemd units (name -> text), e.g. a receive-datapath manager."""
+    after: tuple[str, ...] = ()
+    """Units the boot-time fabric check runs after."""
+
+
+@dataclass(frozen=True)
+class CloudSeams:
+    """The cloud-specific scripts every node runs (see ``scripts/bootstrap.sh``)."""
+
+    node_name: str
+    munge_key: str
+    lustre_client_setup: tuple[str, ...] = ()
+    """Shell lines that install the Lustre client; run only when the module is missing."""
+    renames_host: bool = False
+    """The node-name seam renames the host (AWS: after its Name tag), so cloud-init must keep
+    that name on later boots instead of resetting it from the instance metadata."""
 
 
 @dataclass(frozen=True)
@@ -45,55 +102,28 @@ class ClusterBoot:
     max_nodes: int
     node_feature: str
     """Instance type; becomes a Slurm node feature (``--constraint``)."""
-    lustre_client_setup: tuple[str, ...] = ()
-    """Shell lines that install the Lustre client; run only when the module is missing."""
-    hostname_command: str | None = None
-    """Shell command printing a compute node's name, where the cloud does not make it the
-    host name itself (AWS: the instance's Name tag from instance metadata)."""
+    seams: CloudSeams
+    fabric: Fabric | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    """Cloud facts the seams read from ``bootstrap.env`` (region, secret name, ...)."""
 
 
-def slurm_conf(boot: ClusterBoot) -> str:
-    """slurm.conf for the head (compute nodes fetch it: configless mode)."""
-    settings: list[tuple[str, str]] = [
-        ("ClusterName", boot.cluster_name),
-        ("SlurmctldHost", f"{boot.head_hostname}({boot.head_address})"),
-        ("SlurmctldPort", str(SLURMCTLD_PORT)),
-        ("SlurmctldParameters", "enable_configless"),
-        ("AuthType", "auth/munge"),
-        ("SelectType", "select/cons_tres"),
-        ("SelectTypeParameters", "CR_Core_Memory"),
-        ("GresTypes", "gpu"),
-        ("ProctrackType", "proctrack/cgroup"),
-        ("TaskPlugin", "task/cgroup,task/affinity"),
-        ("MaxNodeCount", str(boot.max_nodes)),
-        ("TreeWidth", "65533"),
-        ("ReturnToService", "2"),
-        ("StateSaveLocation", "/var/spool/slurmctld"),
-        ("SlurmdSpoolDir", "/var/spool/slurmd"),
-        ("SlurmctldLogFile", "/var/log/slurm/slurmctld.log"),
-        ("SlurmdLogFile", "/var/log/slurm/slurmd.log"),
-    ]
-    lines = [f"# Slurm for {boot.cluster_name} (podplan spec {boot.spec_file})"]
-    lines += [f"{k}={v}" for k, v in settings]
-    lines.append("PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP")
-    return "\n".join(lines) + "\n"
+def script(name: str) -> str:
+    """One of the static scripts shipped with this package (``scripts/<name>``)."""
+    return (resources.files("podplan_stackkit") / "scripts" / name).read_text(encoding="utf-8")
 
 
-def gres_conf(boot: ClusterBoot) -> str:
-    """gres.conf: the node's GPUs as static device files."""
-    last = boot.gpus_per_node - 1
-    devices = "/dev/nvidia0" if last == 0 else f"/dev/nvidia[0-{last}]"
-    return f"Name=gpu File={devices}\n"
-
-
-def cgroup_conf() -> str:
-    """cgroup.conf: confine jobs to their cores, memory and GPUs."""
-    return "ConstrainCores=yes\nConstrainRAMSpace=yes\nConstrainDevices=yes\n"
+def hostname_seam() -> str:
+    """Seam ``node-name`` where the cloud already names the host (GCP, Azure)."""
+    return (
+        "#!/bin/bash\n# The cloud names the host after the VM: keep that name.\n"
+        "set -euo pipefail\nhostname -s\n"
+    )
 
 
 def mount_script(boot: ClusterBoot, mount: SharedMount) -> str:
-    """Install the Lustre client if needed, mount the shared file system, persist in fstab."""
-    setup = "\n".join(f"  {line}" for line in boot.lustre_client_setup) or "  true"
+    """Seam ``shared-fs``: install the Lustre client if needed, mount, persist in fstab."""
+    setup = "\n".join(f"  {line}" for line in boot.seams.lustre_client_setup) or "  true"
     mp = shlex.quote(mount.mount_point)
     fstab = f"{mount.device} {mount.mount_point} lustre {mount.options} 0 0"
     return f"""#!/bin/bash
@@ -115,6 +145,13 @@ exit 1
 """
 
 
+def _env_file(values: dict[str, str]) -> str:
+    lines = [f"{k}={shlex.quote(v)}" for k, v in values.items()]
+    return "# podplan bootstrap facts (no secrets: the munge key comes from the secret store)\n" + (
+        "\n".join(lines) + "\n"
+    )
+
+
 def _cloud_config(doc: dict[str, Any]) -> str:
     class _Dumper(yaml.SafeDumper):
         def ignore_aliases(self, data: Any) -> bool:
@@ -133,67 +170,124 @@ def _file(path: str, content: str, mode: str = "0644") -> dict[str, str]:
     return {"path": path, "permissions": mode, "owner": "root:root", "content": content}
 
 
+def _guard_dropin(unit: str, extra: str = "") -> dict[str, str]:
+    """Drop-in: the unit starts only with the munge key the bootstrap received."""
+    body = f"[Service]\nExecStartPre=+{CHECK_KEY}\n{extra}"
+    return _file(f"/etc/systemd/system/{unit}.service.d/podplan.conf", body)
+
+
+def _common_files(boot: ClusterBoot, mount: SharedMount, role: str) -> list[dict[str, str]]:
+    packages = HEAD_PACKAGES if role == "head" else COMPUTE_PACKAGES
+    env = {
+        "PODPLAN_ROLE": role,
+        "PODPLAN_CLUSTER": boot.cluster_name,
+        "PODPLAN_HEAD_ADDRESS": boot.head_address,
+        "PODPLAN_MOUNT_POINT": mount.mount_point,
+        "PODPLAN_PACKAGES": " ".join(packages),
+        **boot.env,
+    }
+    if role == "compute" and boot.fabric:
+        env |= {
+            "FABRIC_KIND": boot.fabric.kind,
+            "FABRIC_DEVICES": str(boot.fabric.devices),
+            "FABRIC_STATE": boot.fabric.state,
+            "FABRIC_REQUIRES": " ".join(boot.fabric.requires),
+        }
+    return [
+        _file("/usr/sbin/policy-rc.d", POLICY_RC, "0755"),
+        _file(ENV_FILE, _env_file(env)),
+        _file(BOOTSTRAP, script("bootstrap.sh"), "0700"),
+        _file(CHECK_KEY, script("check-munge-key.sh"), "0700"),
+        _file(f"{SEAM_DIR}/node-name", boot.seams.node_name, "0700"),
+        _file(f"{SEAM_DIR}/munge-key", boot.seams.munge_key, "0700"),
+        _file(f"{SEAM_DIR}/shared-fs", mount_script(boot, mount), "0700"),
+        _guard_dropin("munge"),
+    ]
+
+
 def head_user_data(boot: ClusterBoot, mount: SharedMount) -> str:
-    """cloud-config for the head/login node: slurmctld, munge key on the shared file system."""
-    drop = f"{mount.mount_point}/{MUNGE_DROP}"
-    drop_dir = drop.rsplit("/", 1)[0]
+    """cloud-config for the head/login node: slurmctld in configless mode."""
     return _cloud_config(
         {
             "hostname": boot.head_hostname,
             "preserve_hostname": False,
             "package_update": True,
-            "packages": ["munge", "slurmctld", "slurm-client"],
+            "packages": list(HEAD_PACKAGES),
             "write_files": [
-                _file("/etc/slurm/slurm.conf", slurm_conf(boot)),
-                _file("/etc/slurm/gres.conf", gres_conf(boot)),
+                *_common_files(boot, mount, "head"),
+                _file("/etc/slurm/slurm.conf", slurm_conf(boot, TASK_PROLOG)),
+                _file("/etc/slurm/gres.conf", gres_conf(boot.gpus_per_node)),
                 _file("/etc/slurm/cgroup.conf", cgroup_conf()),
-                _file("/usr/local/sbin/podplan-mount-shared", mount_script(boot, mount), "0755"),
+                _guard_dropin("slurmctld", "[Unit]\nRequires=munge.service\n"),
             ],
-            "runcmd": [
-                "/usr/local/sbin/podplan-mount-shared",
-                f"install -d -m 0700 -o root -g root {drop_dir}",
-                f"test -s {drop} || (umask 077; dd if=/dev/urandom of={drop} bs=1 count=1024)",
-                f"install -m 0400 -o munge -g munge {drop} /etc/munge/munge.key",
-                "install -d -m 0755 -o slurm -g slurm /var/spool/slurmctld /var/log/slurm",
-                "systemctl restart munge",
-                "systemctl enable --now slurmctld",
-            ],
+            "runcmd": [[BOOTSTRAP]],
         }
     )
 
 
+def _fabric_files(fabric: Fabric) -> list[dict[str, str]]:
+    after = " ".join(("network-online.target", *fabric.after))
+    check_unit = "\n".join(
+        [
+            "[Unit]",
+            f"Description=podplan: {fabric.devices} {fabric.kind} fabric devices {fabric.state}"
+            " before slurmd starts",
+            f"Wants={after}",
+            f"After={after}",
+            "Before=slurmd.service",
+            "",
+            "[Service]",
+            "Type=oneshot",
+            "RemainAfterExit=yes",
+            f"ExecStart={LIB_DIR}/fabric-check",
+            "",
+            "[Install]",
+            "WantedBy=multi-user.target",
+            "",
+        ]
+    )
+    return [
+        _file(f"{SEAM_DIR}/fabric-setup", fabric.setup, "0700"),
+        _file(f"{SEAM_DIR}/fabric-devices", fabric.devices_script, "0700"),
+        _file(f"{LIB_DIR}/fabric-check", script("fabric-check.sh"), "0700"),
+        _file(f"/etc/systemd/system/{FABRIC_CHECK_UNIT}", check_unit),
+        _file(FABRIC_ENV, fabric.env),
+        _file("/etc/profile.d/podplan-fabric.sh", _profile()),
+        *(_file(f"/etc/systemd/system/{name}", text) for name, text in fabric.units.items()),
+    ]
+
+
+def _profile() -> str:
+    return (
+        "# podplan: the GPU fabric's NCCL/libfabric environment for login shells\n"
+        f"if [ -r {FABRIC_ENV} ]; then set -a; . {FABRIC_ENV}; set +a; fi\n"
+    )
+
+
 def compute_user_data(boot: ClusterBoot, mount: SharedMount) -> str:
-    """cloud-config for every GPU node (one text for all): mount, take the munge key, register
-    with slurmctld as a dynamic node named after the host."""
-    drop = f"{mount.mount_point}/{MUNGE_DROP}"
+    """cloud-config for every GPU node (one text for all): fetch the key, mount, check the
+    fabric, register with slurmctld as a dynamic node named after the host."""
     conf = f"Gres=gpu:{boot.gpus_per_node} Feature={boot.node_feature}"
     options = f"-Z --conf-server {boot.head_address}:{SLURMCTLD_PORT} --conf '{conf}'"
-    name_host = (
-        [f'hostnamectl set-hostname "$({boot.hostname_command})"'] if boot.hostname_command else []
+    requires = "munge.service" + (f" {FABRIC_CHECK_UNIT}" if boot.fabric else "")
+    slurmd_unit = (
+        # Configless: no local slurm.conf, so the package unit's condition on it must go.
+        f"[Unit]\nConditionPathExists=\nRequires={requires}\nAfter={requires}\n"
+        # slurmd may come up before slurmctld answers: keep retrying.
+        "[Service]\nRestart=on-failure\nRestartSec=15\n"
     )
     return _cloud_config(
         {
-            "preserve_hostname": bool(boot.hostname_command),
+            "preserve_hostname": boot.seams.renames_host,
             "package_update": True,
-            "packages": ["munge", "slurmd"],
+            "packages": list(COMPUTE_PACKAGES),
             "write_files": [
+                *_common_files(boot, mount, "compute"),
                 _file("/etc/default/slurmd", f'SLURMD_OPTIONS="{options}"\n'),
-                # slurmd may come up before slurmctld answers: keep retrying.
-                _file(
-                    "/etc/systemd/system/slurmd.service.d/podplan.conf",
-                    "[Service]\nRestart=on-failure\nRestartSec=15\n",
-                ),
-                _file("/usr/local/sbin/podplan-mount-shared", mount_script(boot, mount), "0755"),
+                _guard_dropin("slurmd", slurmd_unit),
+                _file(TASK_PROLOG, script("task-prolog.sh"), "0755"),
+                *(_fabric_files(boot.fabric) if boot.fabric else []),
             ],
-            "runcmd": [
-                *name_host,
-                "/usr/local/sbin/podplan-mount-shared",
-                f"for i in $(seq 1 180); do test -s {drop} && break; sleep 10; done",
-                f"install -m 0400 -o munge -g munge {drop} /etc/munge/munge.key",
-                "install -d -m 0755 -o slurm -g slurm /var/log/slurm",
-                "systemctl daemon-reload",
-                "systemctl restart munge",
-                "systemctl enable --now slurmd",
-            ],
+            "runcmd": [[BOOTSTRAP]],
         }
     )

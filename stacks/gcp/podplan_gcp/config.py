@@ -11,8 +11,8 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
-import pulumi
-from podplan_stackkit.config import ConfigReader, admin_cidr_problem, step_problem
+from podplan_stackkit.config import ConfigReader, step_problem
+from podplan_stackkit.settings import ClusterSettings, InstanceTypes, read_cluster
 
 PROJECT = "podplan-gcp"
 
@@ -31,25 +31,16 @@ GPU_NETWORK_MTU = 8244
 HEAD_HOST_NUMBER = 10
 DISK_TYPES = ("pd-ssd", "pd-balanced", "hyperdisk-balanced")
 
-NAME_PATTERN = r"[a-z][a-z0-9-]{0,38}[a-z0-9]"
-"""Spec names (40 chars at most), starting with a letter as GCP resource names must."""
+GCE_TYPES = InstanceTypes(r"[a-z0-9]+-[a-z0-9-]+", "a type")
 
 
-@dataclass(frozen=True)
-class GcpSettings:
-    """Everything the GCP program needs, typed and checked."""
+@dataclass(frozen=True, kw_only=True)
+class GcpSettings(ClusterSettings):
+    """The shared cluster settings plus what only the GCP program needs."""
 
-    cluster_name: str
-    spec_file: str
     region: str
     zone: str
-    instance_type: str
-    node_count: int
-    gpus_per_node: int
     gpu_nic_count: int
-    head_instance_type: str
-    admin_cidr: str
-    admin_user: str
     image: str
     boot_disk_gib: int
     boot_disk_type: str
@@ -62,18 +53,7 @@ class GcpSettings:
     lustre_filesystem: str
     kms_key: str | None
     reservation_name: str | None
-    mount_point: str
     labels: dict[str, str]
-    ssh_public_key: pulumi.Output[str]
-
-    def node_names(self) -> list[str]:
-        """Instance (and host, and Slurm node) names of the GPU nodes, in order."""
-        width = max(3, len(str(self.node_count)))
-        return [f"{self.cluster_name}-gpu-{i:0{width}d}" for i in range(1, self.node_count + 1)]
-
-    @property
-    def head_hostname(self) -> str:
-        return f"{self.cluster_name}-head"
 
     @property
     def network_tag(self) -> str:
@@ -112,21 +92,11 @@ def load(reader: ConfigReader | None = None, provider: ConfigReader | None = Non
     if gcp.ok("region", "zone") and not zone.startswith(region + "-"):
         gcp.fail("zone", f"({zone}) must be a zone of gcp:region ({region})")
 
-    cluster = r.string("clusterName", pattern=NAME_PATTERN, what="lower-case letters, digits, -")
-    spec = r.string("specFile")
-    instance_type = r.string("instanceType", pattern=r"[a-z0-9]+-[a-z0-9-]+", what="a type")
-    node_count = r.integer("nodeCount", minimum=1)
-    gpus = r.integer("gpusPerNode", minimum=1, maximum=16)
+    cluster = read_cluster(r, GCE_TYPES, admin_user="ubuntu")
     nics = r.integer("gpuNicCount", minimum=0, maximum=8)
-    expected = GPU_NICS.get(instance_type)
+    expected = GPU_NICS.get(cluster.instance_type)
     if expected is not None and r.ok("gpuNicCount") and nics != expected:
-        r.fail("gpuNicCount", f"must be {expected} for {instance_type} (got {nics})")
-    head_type = r.string("headInstanceType", pattern=r"[a-z0-9]+-[a-z0-9-]+", what="a type")
-
-    admin = r.cidr("adminCidr")
-    if r.ok("adminCidr") and (problem := admin_cidr_problem(admin)):
-        r.fail("adminCidr", problem)
-    admin_user = r.string("adminUser", "ubuntu", pattern=r"[a-z_][a-z0-9_-]{0,31}", what="a user")
+        r.fail("gpuNicCount", f"must be {expected} for {cluster.instance_type} (got {nics})")
     image = r.string(
         "image",
         "projects/ubuntu-os-accelerator-images/global/images/family/"
@@ -167,24 +137,13 @@ def load(reader: ConfigReader | None = None, provider: ConfigReader | None = Non
         what="a Cloud KMS key name",
     )
     reservation = r.string("reservationName", "", pattern=r"[a-z][a-z0-9-]{0,62}", what="a name")
-    mount_point = r.string("mountPoint", "/shared", pattern=r"/[A-Za-z0-9._/-]+", what="a path")
-    tags = r.tags("tags", {"podplan-cluster": cluster, "podplan-spec": spec})
-    key = r.secret("sshPublicKey", '"$(cat ~/.ssh/id_ed25519.pub)"')
-
     gcp.raise_if_invalid()
     r.raise_if_invalid()
     return GcpSettings(
-        cluster_name=cluster,
-        spec_file=spec,
+        **cluster.common(),
         region=region,
         zone=zone,
-        instance_type=instance_type,
-        node_count=node_count,
-        gpus_per_node=gpus,
         gpu_nic_count=nics,
-        head_instance_type=head_type,
-        admin_cidr=str(admin),
-        admin_user=admin_user,
         image=image,
         boot_disk_gib=disk_gib,
         boot_disk_type=disk_type,
@@ -194,12 +153,10 @@ def load(reader: ConfigReader | None = None, provider: ConfigReader | None = Non
         head_private_ip=head_ip,
         lustre_capacity_gib=gib,
         lustre_throughput_per_tib=tput,
-        lustre_filesystem=re.sub(r"[^a-z0-9]", "", cluster)[:8] or "shared",
+        lustre_filesystem=re.sub(r"[^a-z0-9]", "", cluster.cluster_name)[:8] or "shared",
         kms_key=kms or None,
         reservation_name=reservation or None,
-        mount_point=mount_point,
-        labels={gcp_label(k): gcp_label(v) for k, v in tags.items()},
-        ssh_public_key=key,
+        labels={gcp_label(k): gcp_label(v) for k, v in cluster.tags.items()},
     )
 
 

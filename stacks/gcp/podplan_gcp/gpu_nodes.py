@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-from podplan_gcp.instances import boot_disk, metadata, shielded
+from podplan_gcp.instances import boot_disk, metadata, node_identity, shielded
 
 
 @dataclass
@@ -28,6 +28,7 @@ class GpuNodeGroupArgs:
     labels: dict[str, str]
     admin_user: str
     ssh_public_key: pulumi.Input[str]
+    service_account_email: pulumi.Input[str]
     user_data: pulumi.Input[str]
     """cloud-init user data, the same for every node (the VM name is its host name)."""
 
@@ -88,6 +89,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 tags=args.tags,
                 labels=args.labels,
                 shielded_instance_config=shielded(),
+                service_account=node_identity(args.service_account_email),
                 allow_stopping_for_update=True,
                 opts=child,
             )

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-from podplan_gcp.instances import boot_disk, metadata, shielded
+from podplan_gcp.instances import boot_disk, metadata, node_identity, shielded
 
 
 @dataclass
@@ -27,6 +27,7 @@ class HeadNodeArgs:
     labels: dict[str, str]
     admin_user: str
     ssh_public_key: pulumi.Input[str]
+    service_account_email: pulumi.Input[str]
     user_data: pulumi.Input[str]
 
 
@@ -60,6 +61,7 @@ class HeadNode(pulumi.ComponentResource):
             tags=args.tags,
             labels=args.labels,
             shielded_instance_config=shielded(),
+            service_account=node_identity(args.service_account_email),
             allow_stopping_for_update=True,
             opts=pulumi.ResourceOptions(parent=self),
         )

@@ -4,35 +4,6 @@ from __future__ import annotations
 
 import pulumi
 import pulumi_gcp as gcp
-from podplan_stackkit.bootstrap import ClusterBoot
-
-from podplan_gcp.config import GcpSettings
-
-MANAGED_LUSTRE_CLIENT_SETUP = (
-    # Managed Lustre client packages for Ubuntu (Google Cloud Managed Lustre client docs).
-    "curl -fsSL https://us-apt.pkg.dev/doc/repo-signing-key.gpg "
-    "| gpg --dearmor > /usr/share/keyrings/lustre-client.gpg",
-    'echo "deb [signed-by=/usr/share/keyrings/lustre-client.gpg] '
-    "https://us-apt.pkg.dev/projects/lustre-client-binaries lustre-client-ubuntu-"
-    '$(. /etc/os-release; echo $VERSION_CODENAME) main" '
-    "> /etc/apt/sources.list.d/lustre-client.list",
-    "apt-get update -q",
-    'apt-get install -y -q "lustre-client-modules-$(uname -r)" lustre-client-utils',
-)
-
-
-def cluster_boot(s: GcpSettings) -> ClusterBoot:
-    """The Slurm bootstrap facts of this stack."""
-    return ClusterBoot(
-        cluster_name=s.cluster_name,
-        spec_file=s.spec_file,
-        head_hostname=s.head_hostname,
-        head_address=s.head_private_ip,
-        gpus_per_node=s.gpus_per_node,
-        max_nodes=s.node_count,
-        node_feature=s.instance_type,
-        lustre_client_setup=MANAGED_LUSTRE_CLIENT_SETUP,
-    )
 
 
 def boot_disk(
@@ -66,3 +37,8 @@ def shielded() -> gcp.compute.InstanceShieldedInstanceConfigArgs:
     return gcp.compute.InstanceShieldedInstanceConfigArgs(
         enable_secure_boot=False, enable_vtpm=True, enable_integrity_monitoring=True
     )
+
+
+def node_identity(email: pulumi.Input[str]) -> gcp.compute.InstanceServiceAccountArgs:
+    """The cluster's own service account: its only grant is reading the munge key."""
+    return gcp.compute.InstanceServiceAccountArgs(email=email, scopes=["cloud-platform"])

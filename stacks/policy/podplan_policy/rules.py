@@ -10,38 +10,31 @@ server, so that happens only in this pack's ``__main__.py``.
 from __future__ import annotations
 
 import ipaddress
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-Report = Callable[[str, str | None], None]
-
-WORLD_SOURCES = {"*", "any", "internet", "0.0.0.0/0", "::/0"}
-EFA_PER_INSTANCE = {"p5.48xlarge": 32, "p5e.48xlarge": 32, "p5en.48xlarge": 16}
-GPU_NICS_PER_MACHINE = {"a3-megagpu-8g": 8, "a3-highgpu-8g": 4}
-INFINIBAND_SIZE = re.compile(r"Standard_ND\d+\w*r\w*_", re.IGNORECASE)
-"""Azure ND sizes with RDMA ("r") InfiniBand, e.g. Standard_ND96isr_H100_v5."""
-REQUIRED_TAGS = ("podplan-cluster", "podplan-spec")
-
-AWS_LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
-AWS_INSTANCE = "aws:ec2/instance:Instance"
-AWS_FSX = "aws:fsx/lustreFileSystem:LustreFileSystem"
-GCP_INSTANCE = "gcp:compute/instance:Instance"
-GCP_LUSTRE = "gcp:lustre/instance:Instance"
-AZURE_VMSS = "azure-native:compute:VirtualMachineScaleSet"
-AZURE_VM = "azure-native:compute:VirtualMachine"
-AZURE_AMLFS = "azure-native:storagecache:AmlFilesystem"
-
-
-class ResourceArgs(Protocol):
-    """What the rules read of ``pulumi_policy.ResourceValidationArgs``."""
-
-    @property
-    def resource_type(self) -> str: ...
-
-    @property
-    def props(self) -> Mapping[str, Any]: ...
+from podplan_policy.base import (
+    AWS_FSX,
+    AWS_INSTANCE,
+    AWS_LAUNCH_TEMPLATE,
+    AZURE_AMLFS,
+    AZURE_VM,
+    AZURE_VMSS,
+    EFA_PER_INSTANCE,
+    GCP_INSTANCE,
+    GCP_LUSTRE,
+    GPU_NICS_PER_MACHINE,
+    INFINIBAND_SIZE,
+    REQUIRED_TAGS,
+    WORLD_SOURCES,
+    Report,
+    ResourceArgs,
+    _items,
+    _map,
+    _truthy,
+)
+from podplan_policy.bootstrap import gpu_fabric_complete, secrets_not_in_user_data
 
 
 def _is_world(cidr: object) -> bool:
@@ -53,19 +46,6 @@ def _is_world(cidr: object) -> bool:
         return ipaddress.ip_network(cidr, strict=False).prefixlen == 0
     except ValueError:
         return False
-
-
-def _items(value: object) -> list[Any]:
-    return list(value) if isinstance(value, list | tuple) else []
-
-
-def _map(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _truthy(value: object) -> bool:
-    """A boolean input, which AWS launch templates carry as the string "true"."""
-    return value is True or (isinstance(value, str) and value.lower() == "true")
 
 
 # -- no ingress from the internet --------------------------------------------------------------
@@ -286,6 +266,16 @@ RULES: Sequence[Rule] = (
         "gpu-nic-networks",
         "A3 VMs have one NIC in each GPU network (8 on A3 Mega).",
         gpu_nic_networks,
+    ),
+    Rule(
+        "gpu-fabric-complete",
+        "GPU nodes set up and check their whole fabric at boot (EFA, TCPXO, InfiniBand).",
+        gpu_fabric_complete,
+    ),
+    Rule(
+        "secrets-not-in-user-data",
+        "No key material in user data or metadata; the munge key comes from a secret store.",
+        secrets_not_in_user_data,
     ),
     Rule("storage-encrypted", "Block storage is encrypted at rest.", storage_encrypted),
     Rule(

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass, field
 
 from generator.plan.catalog_models import SwitchModel
-from generator.plan.fabric import plane_links
+from generator.plan.network.fabric import plane_links
 
 LEAF_MODEL = "s5448f-on"
 SPINE_MODEL = "z9664f-on"
@@ -31,11 +31,16 @@ VLT_LINKS = 2
 
 @dataclass(frozen=True)
 class Endpoint:
-    """A device on the front-end network: 2 ports = dual-homed to a leaf pair."""
+    """A device on the front-end network: 2 ports = dual-homed to a leaf pair.
+
+    ``group``: hosts of one group share leaf pairs (0 = infrastructure hosts, n = the GPU
+    nodes of scalable unit n), so each SU's leaf pair can stand in that SU's network rack.
+    """
 
     name: str
     ports: int
     speed_gbps: int
+    group: int = 0
 
 
 def eth_port(port: int) -> str:
@@ -56,16 +61,20 @@ class FrontendGraph:
     up_links: list[tuple[str, int, str, int]] = field(default_factory=list)
     core_links: list[tuple[str, int, str, int]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    leaf_group: dict[str, int] = field(default_factory=dict)
 
 
 def _pack_pairs(endpoints: list[Endpoint], ports: int) -> list[list[tuple[Endpoint, int, int]]]:
     """Assign endpoints to leaf pairs; returns per pair (endpoint, side, port) entries."""
     pairs: list[list[tuple[Endpoint, int, int]]] = []
     used = [ports, ports]
+    group = None
     for ep in endpoints:
         need_a = 1 if ep.ports == 2 else (1 if used[0] <= used[1] else 0)
         need_b = 1 if ep.ports == 2 else 1 - need_a
-        if used[0] + need_a > ports or used[1] + need_b > ports:
+        new_group = ep.group != group
+        group = ep.group
+        if new_group or used[0] + need_a > ports or used[1] + need_b > ports:
             pairs.append([])
             used = [0, 0]
             need_a = 1
@@ -87,6 +96,7 @@ def design_frontend(
     names = [f"fe-leaf-{i + 1:0{w}d}" for i in range(2 * n)]
     g = FrontendGraph(tiers=1 if n <= 1 else 2, leaf_names=names)
     for p, entries in enumerate(pairs):
+        g.leaf_group[names[2 * p]] = g.leaf_group[names[2 * p + 1]] = entries[0][0].group
         for ep, side, port in entries:
             host_port = side if ep.ports == 2 else 0
             g.host_links.append((ep.name, host_port, names[2 * p + side], port, ep.speed_gbps))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from generator.plan.fabric import SU_NODES, FabricGraph, FabricShape, shape_fabric
 from generator.plan.heads import Management
+from generator.plan.network.fabric import SU_NODES, FabricGraph, FabricShape, shape_fabric
 from generator.spec.models import Spec
 
 SUPERPOD = "DGX SuperPOD RA (S24)"
@@ -11,13 +11,6 @@ SUPERPOD = "DGX SuperPOD RA (S24)"
 
 def _shape_note(s: FabricShape, nodes: int) -> str:
     d, r, k = s.designed_nodes, s.rails, s.radix
-    if s.style == "single":
-        return (
-            f"One {k}-port switch carries all {d * r} NIC ports ({d} nodes x {r} rails) and the "
-            "subnet-manager ports: non-blocking, one hop between any two GPUs, the cheapest "
-            "design for this size. A full SU build (one leaf per rail plus spines) would idle "
-            "most of its ports."
-        )
     if s.style == "pair":
         return (
             f"{d * r} NIC ports plus the subnet manager exceed one {k}-port switch, so the "
@@ -65,13 +58,6 @@ def _dell_note(s: FabricShape, sm_ports: int) -> str | None:
     )
     if s.style == "pair":
         return base + " podplan arrives at the same two switches here, cabled back to back."
-    if s.style == "single":
-        grow = (s.radix - sm_ports) // s.rails + 1 - s.designed_nodes
-        return base + (
-            " Here one switch carries every port, non-blocking; the second switch of Dell's "
-            f"layout buys room to grow: fabric.growth_nodes: {grow} gives podplan's two-switch "
-            "answer for this NIC count."
-        )
     return base
 
 
@@ -89,6 +75,13 @@ def design_notes(
 ) -> list[str]:
     """Why the fabric looks the way it does."""
     if s.style == "none":
+        if compute + spares + spec.fabric.growth_nodes <= 1:
+            return [
+                "Smallest fabric rule: no InfiniBand fabric for a single node; its 8 GPUs talk "
+                "over NVLink/NVSwitch, so no fabric switch, NIC cable or subnet manager is "
+                "bought. Two or more nodes get at least two fabric switches (Dell's validated "
+                "design, seed 004), so one switch failure leaves every node on half its rails."
+            ]
         return [
             "The server has no east-west NICs: no compute fabric; GPU traffic uses the front end."
         ]
@@ -119,9 +112,15 @@ def design_notes(
         )
     sm_where = ", ".join(f"{d} -> {sw} port {port}" for d, sw, port in g.sm_links)
     if spec.fabric.subnet_manager.value == "ufm":
+        extra = len(mgmt.ufm) - 2
         notes.append(
-            "QM9790 is externally managed: two UFM Enterprise appliances (HA pair) run the "
-            f"subnet manager, one fabric port each ({sm_where})."
+            "QM9790 is externally managed: a UFM Enterprise HA pair runs the subnet manager"
+            + (
+                f", with {extra} SM-only UFM appliances as external standby SMs"
+                if extra > 0
+                else ""
+            )
+            + f", one fabric port each ({sm_where})."
         )
     else:
         notes.append(
@@ -131,7 +130,8 @@ def design_notes(
         )
     notes += g.notes
     notes.append(
-        "Optics: multimode SR4 (50 m) throughout; runs beyond 50 m need the DR4 single-mode "
-        "parts (MMS4X00-NS / MMS4X00-NS400 with MFP7E30)."
+        "Cables and optics per link from the two cages and the routed length (media.yaml): "
+        "copper splitters/DACs up to 3 m, active copper to 5 m, multimode SR4 optics to 50 m, "
+        "single-mode DR4 to 100 m, 2xFR4 beyond; lengths and part numbers in cabling.csv."
     )
     return notes

@@ -6,16 +6,22 @@ Rules:
   ``floor((rack_power_kw - OOB switch) / server max kW)`` and never above the server's
   ``mount_below_u`` (XE9680: 6U, 12.5 kW, below 24U -> at most 4 per rack), plus one
   out-of-band switch (N3248TE-ON) at the top U.
-* **Infrastructure racks** hold head/login/UFM/storage servers (bottom) and the fabric and
-  Ethernet switches (above), packed in order under the same power budget and U count, one
-  OOB switch at the top U, and no more devices than the OOB switch has ports (with PDUs).
-* Every rack gets its PDUs (zero-U, rear): 2 up to 20 kW, 4 above (``rack.yaml``).
+* **Infrastructure racks** hold management/login/UFM/storage servers (bottom) and the
+  fabric, Ethernet, storage back-end and OOB aggregation switches (above), packed in order
+  under the power budget less ``facility.reserve_power_fraction`` and the U count less
+  ``facility.reserve_u`` (room for the cable bundles that converge there and for later
+  devices), one OOB switch at the top U, and no more devices than the OOB switch has ports
+  (with PDUs). Compute racks are filled to the budget at the servers' nameplate maximum,
+  which is itself well above their typical draw.
+* Every rack gets its PDUs (zero-U, rear): A and B feeds, each able to carry the rack's
+  planned load alone with an outlet for each power cord (``layout.pdu_sizer``).
 * A budget or U count that cannot take one device is an error naming
   ``facility.rack_power_kw`` or ``facility.rack_units``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from generator.errors import PodplanError, Problem
@@ -34,6 +40,17 @@ class Device:
     mount_below_u: int | None = None
     rack: str = ""
     u: int = 0
+    outlets: tuple[int, int] = (1, 0)  # (C13, C19) cords per power feed
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A rack's power and space, and the reserve infrastructure racks keep free."""
+
+    power_kw: float
+    units: int
+    reserve_u: int = 0
+    reserve_fraction: float = 0.0
 
 
 @dataclass
@@ -42,6 +59,7 @@ class RackLayout:
     devices: list[Device] = field(default_factory=list)
     oob: Device | None = None
     pdus: list[str] = field(default_factory=list)
+    kind: str = "compute"
 
     @property
     def power_kw(self) -> float:
@@ -83,20 +101,27 @@ def _rack_name(i: int, width: int) -> str:
 
 
 def layout_racks(
-    compute: list[Device],
+    groups: list[tuple[list[Device], list[Device]]],
     compute_label: str,
     infra: list[Device],
     oob_template: Device,
-    budget_kw: float,
-    rack_units: int,
+    budget: Budget,
     pdus_per_rack: int,
     oob_ports: int,
+    pdus_for: Callable[[RackLayout], int] | None = None,
 ) -> list[RackLayout]:
-    """Place devices into racks; returns the racks in order (compute first)."""
+    """Place devices into racks; returns the racks in order (compute first).
+
+    ``pdus_per_rack`` is the most PDUs a rack can need (it bounds the devices per rack, since
+    every PDU takes an OOB port); ``pdus_for(rack)`` the PDUs a placed rack gets (default:
+    the most)."""
+    budget_kw, rack_units = budget.power_kw, budget.units
     racks: list[RackLayout] = []
-    if compute:
+    first = next((c[0] for c, _ in groups if c), None)
+    per = 1
+    if first is not None:
         per = servers_per_rack(
-            compute[0],
+            first,
             compute_label,
             budget_kw,
             rack_units,
@@ -104,6 +129,7 @@ def layout_racks(
             oob_template.height_u,
         )
         per = min(per, oob_ports - pdus_per_rack)
+    for compute, network in groups:
         for start in range(0, len(compute), per):
             rack = RackLayout("")
             u = 1
@@ -112,7 +138,10 @@ def layout_racks(
                 u += dev.height_u
                 rack.devices.append(dev)
             racks.append(rack)
-    racks.extend(_pack_infra(infra, oob_template, budget_kw, rack_units, pdus_per_rack, oob_ports))
+        for rack in _pack_infra(network, oob_template, budget, pdus_per_rack, oob_ports):
+            rack.kind = "network"
+            racks.append(rack)
+    racks.extend(_pack_infra(infra, oob_template, budget, pdus_per_rack, oob_ports))
     width = max(2, len(str(len(racks))))
     for i, rack in enumerate(racks, start=1):
         rack.name = _rack_name(i, width)
@@ -126,20 +155,21 @@ def layout_racks(
             rack=rack.name,
             u=rack_units - oob_template.height_u + 1,
         )
-        rack.pdus = [f"{rack.name}-pdu-{chr(ord('a') + k)}" for k in range(pdus_per_rack)]
+        count = pdus_for(rack) if pdus_for else pdus_per_rack
+        rack.pdus = [f"{rack.name}-pdu-{chr(ord('a') + k)}" for k in range(count)]
     return racks
 
 
 def _pack_infra(
     infra: list[Device],
     oob: Device,
-    budget_kw: float,
-    rack_units: int,
+    budget: Budget,
     pdus: int,
     oob_ports: int,
 ) -> list[RackLayout]:
-    top = rack_units - oob.height_u
-    room_kw = budget_kw - oob.power_kw
+    budget_kw, rack_units = budget.power_kw, budget.units
+    top = rack_units - oob.height_u - budget.reserve_u
+    room_kw = budget_kw * (1.0 - budget.reserve_fraction) - oob.power_kw
     max_devices = oob_ports - pdus
     out: list[RackLayout] = []
     rack: RackLayout | None = None
@@ -161,7 +191,7 @@ def _pack_infra(
             and len(rack.devices) < max_devices
         )
         if not fits:
-            rack = RackLayout("")
+            rack = RackLayout("", kind="infrastructure")
             out.append(rack)
             u, kw = 1, 0.0
         assert rack is not None

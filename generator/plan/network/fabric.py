@@ -11,15 +11,22 @@ NICs per node, D = designed nodes (compute + spares + ``fabric.growth_nodes``):
   every spine with the same number of cables. Beyond that, three tiers: pods of 32 leaves,
   32 spines per pod (one link from each leaf to each pod spine), and one core plane per spine
   position with ``ceil(pods x 32 / 64)`` cores, the spine uplinks spread round-robin.
+  In two tiers the two ports of a leaf cage go to one spine cage (when the port counts
+  allow), so a leaf and a spine in the same or the next rack can share one twin-port copper
+  cable instead of two transceivers and fibres.
   For full SUs this reproduces the SuperPOD table (1, 2, 4, 8, 16, 32, 64 SU -> 8/4/0,
   16/8/0, 32/16/0, 64/32/0, 128/128/64, 256/256/128, 512/512/256).
 * **Small clusters** (D <= 32, one partial SU): building a full SU (8 leaves + 4 spines for
   8 rails) would idle most of it, so podplan collapses rails onto fewer leaves while keeping
-  every path non-blocking: one switch when all NIC ports and the subnet-manager ports fit
-  on it; otherwise G leaves (G the smallest power of two dividing R with at most 32 node
-  ports per leaf) -- two leaves are joined back to back by as many inter-switch links as
-  they have node ports (this is the Dell 8-node validated design's 2x QM9790), four or more
-  leaves get spines. ``fabric.growth_nodes`` sizes the fabric for later nodes.
+  every path non-blocking: G leaves (G the smallest power of two, at least 2, dividing R
+  with at most 32 node ports per leaf) -- two leaves are joined back to back by as many
+  inter-switch links as they have node ports (this is the Dell 8-node validated design's
+  2x QM9790, for both of its NIC configurations), four or more leaves get spines.
+  ``fabric.growth_nodes`` sizes the fabric for later nodes.
+* **Smallest fabric rule**: no InfiniBand fabric for a single node (its GPUs talk over
+  NVLink/NVSwitch; the build step gives it zero rails), and never fewer than two switches
+  for two or more nodes, so a switch failure or firmware upgrade leaves every node on half
+  its rails instead of cutting the cluster off (Dell's validated design, seed 004).
 
 The subnet manager (UFM appliances or opensm on the head nodes; QM9790 has none on board)
 attaches to free fabric ports: free leaf ports first, then free spine/core ports. When the
@@ -97,8 +104,6 @@ def shape_fabric(designed_nodes: int, rails: int, radix: int, sm_ports: int) -> 
     if r == 0 or d == 0:
         return FabricShape("none", 0, r, radix, d, 0, 0, 0, 0)
     if d <= SU_NODES:
-        if d * r + sm_ports <= radix:
-            return FabricShape("single", 1, r, radix, d, 1, 1, r, 0, 0, 1, 1)
         g = next(g for g in _powers_of_two_dividing(r) if g >= 2 and d * r // g <= half)
         per_leaf = d * (r // g)
         if g == 2:
@@ -219,9 +224,15 @@ def build_fabric(shape: FabricShape, fabric_nodes: list[str], sm_devices: list[s
         s = shape.spines_per_pod
         spine_names = [f"ib-spine-{j + 1:02d}" for j in range(s)]
         per = shape.leaf_up // s
+        paired = down % 2 == 0 and per % 2 == 0  # both ports of a leaf cage to one spine cage
         for li, leaf in enumerate(leaf_names):
             for k in range(shape.leaf_up):
-                up_links.append((leaf, down + k + 1, spine_names[k % s], li * per + k // s + 1))
+                if paired:
+                    j, half = divmod(k, 2)
+                    spine, port = j % s, li * per + 2 * (j // s) + half + 1
+                else:
+                    spine, port = k % s, li * per + k // s + 1
+                up_links.append((leaf, down + k + 1, spine_names[spine], port))
     elif shape.style == "clos3":
         half = shape.radix // 2
         wp = _w(shape.pods)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.plan import addressing
 from generator.plan._construct import builder
-from generator.plan.ethernet import FrontendGraph
-from generator.plan.fabric import FabricGraph
 from generator.plan.models import FabricAddress
+from generator.plan.network import addressing
+from generator.plan.network.ethernet import FrontendGraph
+from generator.plan.network.fabric import FabricGraph
 from generator.plan.parts import Parts
 
 _FabricAddress = builder(FabricAddress)
@@ -30,24 +30,32 @@ class AddressTable:
     fabric: dict[str, list[FabricAddress]]
     rail_cidrs: list[str]
     mgmt_gateway: str
+    ranges: addressing.Ranges
 
 
 def assign_addresses(p: Parts) -> AddressTable:
-    """Draw every host's addresses from the spec's CIDRs, in the documented order."""
-    net = p.spec.network
+    """Draw every host's addresses from the plan's ranges, in the documented order."""
     n, m = p.nodes, p.mgmt
     fabric_hosts = [*n.compute, *n.spares]
-    mgmt_hosts = [*m.heads, *m.login, *fabric_hosts, *m.ufm]
-    fe_hosts = [*m.heads, *m.login, *fabric_hosts, *p.storage_names]
-    servers = [*m.heads, *m.login, *fabric_hosts, *m.ufm, *p.storage_names]
+    mgmt_hosts = [*m.heads, *m.login, *fabric_hosts, *m.ufm, *m.service]
+    fe_hosts = [*m.heads, *m.login, *fabric_hosts, *p.storage_names, *m.service]
+    servers = [*m.heads, *m.login, *fabric_hosts, *m.ufm, *p.storage_names, *m.service]
     switches = [*_ib_switch_names(p.graph), *_fe_switch_names(p.frontend)]
     switches += [r.oob.name for r in p.racks if r.oob]
+    switches += [n for n, _, _ in (*p.backend.switches, *p.oob_agg.switches)]
     oob_hosts = [*servers, *switches]
-    mgmt_pool = addressing.Pool(net.mgmt_cidr, "network.mgmt_cidr", len(mgmt_hosts))
-    oob_pool = addressing.Pool(net.oob_cidr, "network.oob_cidr", len(oob_hosts))
-    fe_pool = addressing.Pool(net.frontend_cidr, "network.frontend_cidr", len(fe_hosts))
     rails = p.shape.rails
-    cidrs = addressing.rail_cidrs(net.fabric_cidr, rails, len(fabric_hosts))
+    counts = {
+        "oob": len(oob_hosts),
+        "mgmt": len(mgmt_hosts),
+        "frontend": len(fe_hosts),
+        "fabric": len(fabric_hosts),
+    }
+    net = addressing.plan_ranges(p.spec.network, counts, rails)
+    mgmt_pool = addressing.Pool(net.mgmt, "network.mgmt_cidr", len(mgmt_hosts))
+    oob_pool = addressing.Pool(net.oob, "network.oob_cidr", len(oob_hosts))
+    fe_pool = addressing.Pool(net.frontend, "network.frontend_cidr", len(fe_hosts))
+    cidrs = addressing.rail_cidrs(net.fabric, rails, len(fabric_hosts))
     pools = [addressing.Pool(c, "network.fabric_cidr", len(fabric_hosts)) for c in cidrs]
     first = addressing.RESERVED + 1
     fabric = {
@@ -64,6 +72,7 @@ def assign_addresses(p: Parts) -> AddressTable:
         fabric=fabric,
         rail_cidrs=cidrs,
         mgmt_gateway=mgmt_pool.text(addressing.GATEWAY_OFFSET),
+        ranges=net,
     )
 
 

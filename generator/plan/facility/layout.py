@@ -1,0 +1,233 @@
+"""Front-end Ethernet, side networks and rack layout.
+
+The front end carries the hosts only (the OOB switches uplink to their own aggregation
+pair), so it is designed once. Racks and OOB aggregation depend on each other: every rack
+gets an out-of-band switch, the aggregation pairs are sized by the OOB switch count, and
+the pairs need rack space. ``solve_layout`` guesses the rack count, sizes the aggregation,
+lays out the racks and repeats until the rack count stops changing (in practice one or two
+rounds; ``MAX_LAYOUT_ROUNDS`` only guards against a bug).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from generator.catalog.models import Server
+from generator.plan.catalog_models import PlanCatalog
+from generator.plan.compute import ComputeNodes
+from generator.plan.facility.racks import Budget, Device, RackLayout, layout_racks
+from generator.plan.heads import HEAD_MODEL, Management
+from generator.plan.network import ethernet
+from generator.plan.network.ethernet import Endpoint, FrontendGraph, design_frontend
+from generator.plan.network.fabric import SU_NODES, FabricGraph
+from generator.plan.network.side_networks import SideNet, oob_aggregation, storage_backend
+from generator.plan.parts import IB_MODEL
+from generator.plan.storage import STORAGE_MODEL
+from generator.spec.models import Spec
+
+GPU_FE_GBPS = 100
+MGMT_FE_GBPS = 25
+MAX_LAYOUT_ROUNDS = 32
+PDU_MODEL = "pdu-3ph-415v-32a"
+
+
+C19_ABOVE_W = 1600  # a PSU above this draws through a C19/C20 cord, else C13/C14 (E)
+MAX_C13_PDUS_PER_FEED = 2  # 42 1U devices need at most two 36-outlet PDUs per feed
+
+
+def pdus_per_rack(pc: PlanCatalog, budget_kw: float) -> int:
+    """The most PDUs a rack can get: A and B feeds, each able to carry the whole budget
+    alone, or as many as a rack full of 1U devices needs for outlets."""
+    pdu = pc.pdus[PDU_MODEL]
+    by_power = math.ceil(budget_kw / pdu.capacity_kw - 1e-9)
+    return 2 * max(1, by_power, MAX_C13_PDUS_PER_FEED)
+
+
+def outlets_of(psus: int | None, psu_w: float | None) -> tuple[int, int]:
+    """(C13, C19) cords per feed of a device with ``psus`` PSUs split over A and B."""
+    per_feed = math.ceil((psus or 2) / 2)
+    return (0, per_feed) if (psu_w or 0) > C19_ABOVE_W else (per_feed, 0)
+
+
+def pdu_sizer(pc: PlanCatalog, budget: Budget) -> Callable[[RackLayout], int]:
+    """PDUs of a placed rack: per feed, enough to carry the rack's planned maximum alone
+    (infrastructure racks: plus their power reserve, so the reserve can be used) and to
+    give every power cord an outlet; A and B feeds alike."""
+    pdu = pc.pdus[PDU_MODEL]
+
+    def count(rack: RackLayout) -> int:
+        kw = rack.power_kw
+        if rack.kind != "compute":
+            kw = min(budget.power_kw, kw + budget.power_kw * budget.reserve_fraction)
+        devices = [*rack.devices, *([rack.oob] if rack.oob else [])]
+        c13 = sum(d.outlets[0] for d in devices)
+        c19 = sum(d.outlets[1] for d in devices)
+        feed = max(
+            1,
+            math.ceil(kw / pdu.capacity_kw - 1e-9),
+            math.ceil(c13 / pdu.outlets_c13),
+            math.ceil(c19 / pdu.outlets_c19) if pdu.outlets_c19 else 0,
+        )
+        return 2 * feed
+
+    return count
+
+
+def solve_layout(
+    spec: Spec,
+    pc: PlanCatalog,
+    server: Server,
+    nodes: ComputeNodes,
+    mgmt: Management,
+    graph: FabricGraph,
+    storage_names: list[str],
+) -> tuple[FrontendGraph, SideNet, SideNet, list[RackLayout]]:
+    """Front end, storage back end, OOB aggregation and racks (iterated to a fixed point)."""
+    fac = spec.facility
+    pdus = pdus_per_rack(pc, fac.rack_power_kw)
+    oob_model = pc.switches[ethernet.OOB_MODEL]
+    oob = Device("oob", "switch", oob_model.rack_units, oob_model.power_kw)
+    leaf_m, spine_m = pc.switches[ethernet.LEAF_MODEL], pc.switches[ethernet.SPINE_MODEL]
+    fe = design_frontend(_endpoints(nodes, mgmt, storage_names, pc, server, spec), leaf_m, spine_m)
+    backend = storage_backend(storage_names)
+    compute = [
+        Device(
+            n,
+            "node",
+            server.rack_units,
+            server.max_power_kw,
+            server.mount_below_u,
+            outlets=outlets_of(server.psu_count, server.psu_w),
+        )
+        for n in (*nodes.compute, *nodes.spares)
+    ]
+    groups = _su_groups(compute, graph, fe, pc)
+    budget = Budget(fac.rack_power_kw, fac.rack_units, fac.reserve_u, fac.reserve_power_fraction)
+    n_oob = 1
+    for _ in range(MAX_LAYOUT_ROUNDS):
+        width = max(2, len(str(n_oob)))
+        agg = oob_aggregation([f"oob-r{i:0{width}d}" for i in range(1, n_oob + 1)])
+        infra = _infra_devices(pc, mgmt, storage_names, graph, fe, [backend, agg])
+        in_groups = {d.name for _, net in groups for d in net}
+        infra = [d for d in infra if d.name not in in_groups]
+        racks = layout_racks(
+            groups,
+            server.name,
+            infra,
+            oob,
+            budget,
+            pdus,
+            oob_model.ports,
+            pdu_sizer(pc, budget),
+        )
+        if len(racks) == n_oob:
+            agg = oob_aggregation([r.oob.name for r in racks if r.oob])
+            return fe, backend, agg, racks
+        n_oob = len(racks)
+    raise AssertionError("rack layout did not converge")
+
+
+def _su_groups(
+    compute: list[Device], graph: FabricGraph, fe: FrontendGraph, pc: PlanCatalog
+) -> list[tuple[list[Device], list[Device]]]:
+    """Per scalable unit: its GPU nodes and the leaves that serve them (its network rack).
+
+    Clusters of one partial SU keep every switch in the infrastructure racks: one group.
+    """
+    if len(compute) <= SU_NODES:
+        return [(compute, [])]
+    ib = pc.switches[IB_MODEL]
+    leaf = pc.switches[ethernet.LEAF_MODEL]
+    out = []
+    for g in range((len(compute) + SU_NODES - 1) // SU_NODES):
+        nodes = compute[g * SU_NODES : (g + 1) * SU_NODES]
+        net = [
+            Device(n, "switch", ib.rack_units, ib.power_kw)
+            for n, su in zip(graph.leaf_names, graph.leaf_su, strict=True)
+            if su == g + 1
+        ]
+        net += [
+            Device(n, "switch", leaf.rack_units, leaf.power_kw)
+            for n in fe.leaf_names
+            if fe.leaf_group.get(n) == g + 1
+        ]
+        out.append((nodes, net))
+    return out
+
+
+def north_south_nic(spec: Spec, server: Server) -> str:
+    """The GPU nodes' front-end NIC: the spec's choice, else the server's default."""
+    return spec.ethernet.north_south_nic or server.north_south_nic_default or "cx6-dx-2x100"
+
+
+def node_link_gbytes(spec: Spec, pc: PlanCatalog, server: Server) -> float:
+    """What a GPU node's front-end bond carries (GB/s): ports used x their speed / 8."""
+    nic = pc.nics[north_south_nic(spec, server)]
+    return min(2, nic.ports) * min(GPU_FE_GBPS, nic.port_speed_gbps) / 8.0
+
+
+def _endpoints(
+    nodes: ComputeNodes,
+    mgmt: Management,
+    storage_names: list[str],
+    pc: PlanCatalog,
+    server: Server,
+    spec: Spec,
+) -> list[Endpoint]:
+    """Every host on the front-end network, with its port count and speed."""
+    sm = pc.storage[STORAGE_MODEL]
+    nic = pc.nics[north_south_nic(spec, server)]
+    gpu_gbps = min(GPU_FE_GBPS, nic.port_speed_gbps)
+    eps = [
+        Endpoint(n, 2, MGMT_FE_GBPS) for n in (*mgmt.heads, *mgmt.service, *mgmt.login, *mgmt.ufm)
+    ]
+    eps += [Endpoint(n, min(2, sm.frontend_ports_per_node), GPU_FE_GBPS) for n in storage_names]
+    fabric_nodes = [*nodes.compute, *nodes.spares]
+    grouped = len(fabric_nodes) > SU_NODES
+    eps += [
+        Endpoint(n, min(2, nic.ports), gpu_gbps, i // SU_NODES + 1 if grouped else 0)
+        for i, n in enumerate(fabric_nodes)
+    ]
+    return eps
+
+
+def _infra_devices(
+    pc: PlanCatalog,
+    mgmt: Management,
+    storage_names: list[str],
+    graph: FabricGraph,
+    fe: FrontendGraph,
+    side: list[SideNet],
+) -> list[Device]:
+    """Everything racked besides compute nodes and OOB switches, in placement order."""
+    head = pc.servers[mgmt.head_model]
+    login = pc.servers[HEAD_MODEL]
+    st = pc.storage[STORAGE_MODEL]
+    ib = pc.switches[IB_MODEL]
+    leaf, spine = pc.switches[ethernet.LEAF_MODEL], pc.switches[ethernet.SPINE_MODEL]
+    head_cords = outlets_of(head.psu_count, head.psu_w)
+    login_cords = outlets_of(login.psu_count, login.psu_w)
+    out = [
+        Device(n, "node", head.rack_units, head.max_power_kw, outlets=head_cords)
+        for n in (*mgmt.heads, *mgmt.service)
+    ]
+    out += [
+        Device(n, "node", login.rack_units, login.max_power_kw, outlets=login_cords)
+        for n in (*mgmt.login, *mgmt.ufm)
+    ]
+    out += [Device(n, "node", st.rack_units, st.power_w / 1000.0) for n in storage_names]
+    out += [
+        Device(n, "switch", ib.rack_units, ib.power_kw)
+        for n in (*graph.core_names, *graph.spine_names, *graph.leaf_names)
+    ]
+    out += [
+        Device(n, "switch", spine.rack_units, spine.power_kw)
+        for n in (*fe.core_names, *fe.spine_names)
+    ]
+    out += [Device(n, "switch", leaf.rack_units, leaf.power_kw) for n in fe.leaf_names]
+    for net in side:
+        for name, model, _ in net.switches:
+            m = pc.switches[model]
+            out.append(Device(name, "switch", m.rack_units, m.power_kw))
+    return out
