@@ -98,7 +98,7 @@ def size(loaded: LoadedSpec, catalog: Catalog | None = None) -> SizingResult:
     storage that still changes is followed once more; ``plan`` builds its storage from the
     final sizing, so both report the same wall-clock.
     """
-    from generator.plan.reliability import run_environment
+    from generator.plan.run_env import run_environment
     from generator.sizing import size as size_spec
 
     cat = catalog or default_catalog()

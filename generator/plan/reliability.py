@@ -7,8 +7,8 @@ GPUs therefore sees a mean time between interruptions ``M = 1 / (rate x G)``.
 Each training run's wall-clock (compute + evaluation, plus checkpoints written every
 Young/Daly interval and the work lost to interruptions and restarts) is
 ``generator.sizing.wallclock.wall_clock``: the one function ``podplan size`` uses too, fed
-here with the storage plan's write/read bandwidth (``run_environment`` builds the same
-inputs for the sizing), so ``size`` and ``plan`` always agree.
+here with the storage plan's write/read bandwidth (``run_env.run_environment`` builds the
+same inputs for the sizing), so ``size`` and ``plan`` always agree.
 
 Hot spares ('auto'): nodes out for hardware repair at the same time, at 99 % confidence
 (Poisson), from the GPU/HBM failure rate (the failures that need a node swap) and a repair
@@ -19,15 +19,10 @@ from __future__ import annotations
 
 import math
 
-from generator.catalog.load import Catalog
-from generator.errors import PodplanError
 from generator.plan.catalog_models import FailureStats, PlanCatalog
-from generator.plan.facility.layout import node_link_gbytes
 from generator.plan.models import Reliability
-from generator.plan.storage import plan_storage
 from generator.sizing.result import SizingResult
 from generator.sizing.wallclock import RunEnvironment, wall_clock
-from generator.spec.models import Spec
 
 FAILURE_STATS = "llama3-405b-pretraining"
 
@@ -72,21 +67,6 @@ def environment(stats: FailureStats, write_gbps: float, read_gbps: float) -> Run
         failures_per_gpu_hour=failures_per_gpu_hour(stats),
         restart_overhead_hours=RESTART_OVERHEAD_HOURS,
     )
-
-
-def run_environment(spec: Spec, sizing: SizingResult, catalog: Catalog) -> RunEnvironment:
-    """The environment ``podplan size`` and ``podplan plan`` both size wall-clock with: the
-    write/read bandwidth of the storage plan built from this sizing, and the failure rate.
-    A spec whose storage cannot be planned gets no checkpoint time (``plan`` then reports
-    the storage error; ``size`` notes the omission on each estimate)."""
-    pc = PlanCatalog(catalog)
-    stats = failure_stats(pc)
-    try:
-        server = pc.servers[spec.hardware.server]
-        storage = plan_storage(spec, sizing, pc, "", node_link_gbytes(spec, pc, server))
-    except PodplanError:
-        return environment(stats, 0.0, 0.0)
-    return environment(stats, storage.write_gbps, storage.read_gbps)
 
 
 def failure_stats(pc: PlanCatalog) -> FailureStats:
