@@ -166,6 +166,57 @@ def sweep(spec: str, gpus: str | None, gpu: str | None, cloud: str | None,
     click.echo(sweep_text(spec, gpus, gpu, cloud, deadline_hours, fmt), nl=False)
 
 
+@cli.command()
+@SPEC
+@click.argument("results", required=False,
+                type=click.Path(file_okay=False, path_type=Path))
+@click.option("--expected", is_flag=True,
+              help="Print every rung's expected value, tolerance and source; read no results.")
+@click.option("--json", "as_json", is_flag=True, help="With --expected: a JSON list.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path(),
+              show_default=True, help="Directory to write reports/<name>/acceptance/ under.")
+@click.option("--drain", is_flag=True,
+              help="Set the nodes a fault is pinned on to DRAIN, with the reason (scontrol).")
+@click.option("--scontrol", default="scontrol", show_default=True,
+              help="Command that runs scontrol, e.g. 'ssh login01 scontrol'.")
+@verbosity
+def accept(spec: str, results: Path | None, expected: bool, as_json: bool, out_dir: Path,
+           drain: bool, scontrol: str) -> int:
+    """Compare an acceptance-ladder run (RESULTS) with what SPEC's plan should measure.
+
+    Writes reports/<name>/acceptance/<run id>.md and .json (the run id comes from the
+    results, so the same results give the same report) and names the nodes, rails and links
+    that fall short. Exit code 1: something falls short (2 stays a user error).
+    """
+    from generator.acceptance import command
+
+    if expected:
+        click.echo(command.expected_text(spec, as_json), nl=False)
+        return 0
+    if results is None:
+        raise click.UsageError("give RESULTS (a run directory of the ladder) or --expected")
+    done = command.accept(spec, results, out_dir, drain, scontrol)
+    for line in done.lines:
+        click.echo(line)
+    return done.code
+
+
+@cli.command()
+@click.option("--from", "report", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="An acceptance report: reports/<name>/acceptance/<run id>.json.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Calibration file to write [default: calibration/<name>.yaml].")
+@click.option("--allow-failed", is_flag=True,
+              help="Calibrate on a run that fell short (its faults go into every estimate).")
+@verbosity
+def calibrate(report: Path, out_file: Path | None, allow_failed: bool) -> None:
+    """Write a site calibration from an acceptance report, for the spec to use."""
+    from generator.acceptance import command
+
+    for line in command.calibrate(report, out_file, allow_failed):
+        click.echo(line)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point: exits 0 ok, 2 user error, 1 internal error (a bug)."""
     sys.exit(console.run(cli, argv))

@@ -17,6 +17,7 @@ from generator.catalog.load import Catalog, default_catalog
 from generator.errors import PodplanError, Problem
 from generator.plan.models import ClusterPlan
 from generator.render.files import OutFile
+from generator.sizing.model.efficiency import Efficiency
 from generator.sizing.result import SizingResult
 from generator.spec import limits
 from generator.spec.load import LoadedSpec, load_spec
@@ -102,17 +103,36 @@ def size(loaded: LoadedSpec, catalog: Catalog | None = None) -> SizingResult:
     from generator.sizing import size as size_spec
 
     cat = catalog or default_catalog()
+    eff, notes = site_efficiency(loaded)
     with located(loaded):
-        result = size_spec(loaded.spec, cat)
+        result = size_spec(loaded.spec, cat, eff)
         env = run_environment(loaded.spec, result, cat)
         for _ in range(3):
-            result = size_spec(loaded.spec, cat, env=env)
+            result = size_spec(loaded.spec, cat, eff, env=env)
             settled = run_environment(loaded.spec, result, cat)
             if settled == env:
                 break
             env = settled
     _check_size(loaded, result)
-    return result
+    return result.model_copy(update={"notes": [*notes, *result.notes]}) if notes else result
+
+
+def site_efficiency(loaded: LoadedSpec) -> tuple[Efficiency | None, list[str]]:
+    """The spec's site calibration over the built-in efficiencies, and the note saying so
+    (None and no note without one; a calibration of other hardware is ignored, noted)."""
+    from generator.sizing.model.efficiency import default_efficiency
+    from generator.sizing.site_calibration import apply, load_site_calibration
+    from generator.spec.resolve import site_calibration_path
+
+    path = site_calibration_path(loaded)
+    if path is None:
+        return None, []
+    cal = load_site_calibration(path, str(loaded.spec.site_calibration))
+    hw = loaded.spec.hardware
+    if (cal.server, cal.gpu) != (hw.server, hw.gpu):
+        return None, [f"site calibration {cal.path} ignored: it was measured on {cal.gpu} in "
+                      f"{cal.server}, this spec uses {hw.gpu} in {hw.server}"]
+    return apply(default_efficiency(), cal, hw.gpu), [cal.note()]
 
 
 def plan(loaded: LoadedSpec, catalog: Catalog | None = None) -> ClusterPlan:

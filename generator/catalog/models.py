@@ -68,6 +68,11 @@ class Gpu(CatalogItem):
                     "path between GPUs that NVLink does not join."
     )
     tdp_w: float
+    nvlink_links: int | None = Field(
+        default=None,
+        description="NVLink links per GPU (what nvidia-smi topo -m shows as NV<n> between two "
+                    "GPUs behind NVSwitch); None where unknown or no NVLink.",
+    )
     bf16_dense_tflops: float
     fp8_dense_tflops: float | None
     slurm_gres_type: str

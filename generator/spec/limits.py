@@ -116,6 +116,7 @@ MAX_TEXT = {
     ("InferenceWorkload", "name"): 63,
     ("InlineArchitecture", "name"): 100,
     ("Spec", "prices"): 4096,
+    ("Spec", "site_calibration"): 4096,
 }
 """Longest text, in characters: names become Slurm, host and file names (63, a DNS label)."""
 

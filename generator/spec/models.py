@@ -342,6 +342,12 @@ class Spec(SpecModel):
         default=None,
         description="Price-book YAML overriding the built-in one (path from the spec).",
     )
+    site_calibration: str | None = Field(
+        default=None,
+        description="Site calibration YAML written by `podplan calibrate` from an acceptance "
+                    "run of this cluster (path from the spec): sizing scales its built-in "
+                    "efficiencies by the measured ones.",
+    )
 
     @field_validator("workloads")
     @classmethod

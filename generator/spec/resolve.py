@@ -126,6 +126,27 @@ def _prices_problems(loaded: LoadedSpec) -> list[Problem]:
     ]
 
 
+def site_calibration_path(loaded: LoadedSpec) -> Path | None:
+    """The site calibration file, resolved relative to the spec file."""
+    if loaded.spec.site_calibration is None:
+        return None
+    return (Path(loaded.path).parent / loaded.spec.site_calibration).resolve()
+
+
+def _site_calibration_problems(loaded: LoadedSpec) -> list[Problem]:
+    allowed = "a file written by podplan calibrate, path relative to the spec file"
+    line = loaded.lines.line_of(("site_calibration",))
+    try:
+        path = site_calibration_path(loaded)
+        if path is None or path.is_file():
+            return []
+    except (OSError, ValueError) as exc:
+        return [Problem(path="site_calibration", message=f"not a usable file path ({exc})",
+                        line=line, allowed=allowed)]
+    return [Problem(path="site_calibration", message=f"site calibration not found: {path}",
+                    line=line, allowed=allowed)]
+
+
 def check_references(loaded: LoadedSpec, catalog: Catalog) -> None:
     """Raise a located ``PodplanError`` if any catalog reference or cross-field rule fails."""
     problems = [
@@ -133,6 +154,7 @@ def check_references(loaded: LoadedSpec, catalog: Catalog) -> None:
         *_hardware_problems(loaded, catalog),
         *_ethernet_problems(loaded, catalog),
         *_prices_problems(loaded),
+        *_site_calibration_problems(loaded),
     ]
     if not problems:  # pins are checked against a model and hardware that exist
         problems = [*precision_problems(loaded, catalog), *workload_problems(loaded, catalog)]

@@ -9,7 +9,9 @@ deploys from an offline apt repository, with Slurm pinned and held at the reposi
 version, and ends with the acceptance ladder. Then, in order:
 
 1. the pre-flight play, given a plan with the catalog's XE9680 shape, stops with a table;
-2. the first run deploys; the second changes nothing on any host;
+2. the first run deploys; the acceptance ladder's performance rungs run with stub tools
+   and ``podplan accept`` names the lab's slow port and drains its node
+   (``acceptance_ladder``); the second run changes nothing on any host;
 3. production paths work: ConstrainDevices (cgroup v1 here), pam_slurm_adopt, enroot
    directories for an ordinary user, AccountingStorageEnforce, memlock, IPoIB, NCCL, opensm,
    the slurmdbd backup, the slurmctld unit ordering;
@@ -38,6 +40,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.e2e.acceptance_ladder import check_performance_ladder
 from tests.e2e.labrun import REPO, Lab, generate, group, lab_inventory, slurm_version
 from tests.tooling import unavailable
 
@@ -289,6 +292,8 @@ def test_slurm_lab_production_paths(lab: Lab, tmp_path: Path) -> None:
         "accounting": "pass",
         "topology": "pass",
     }, report
+
+    check_performance_ladder(lab, tmp_path, login, compute)
 
     second = lab.playbook("second run")
     changed = {h: r["changed"] for h, r in second.items() if r["changed"]}

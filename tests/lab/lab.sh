@@ -231,13 +231,15 @@ cmd_up() {
         (
             for hier in "${cgs[@]}"; do echo "$BASHPID" >"$hier/cgroup.procs"; done
             # CAP_NET_ADMIN (on the container's own network namespace) for systemd-networkd;
-            # /shared stands in for the NFS export (StateSaveLocation).
+            # /shared stands in for the NFS export (StateSaveLocation); the stub GPU and
+            # fabric tools of the acceptance ladder (tests/lab/stubs) are read-only.
             exec setsid systemd-nspawn --quiet -D "$c/root" \
                 --boot --machine="$name" --hostname="$name" \
                 --register=no --keep-unit --console=passive \
                 --network-namespace-path="/run/netns/$NS-$name" \
                 --capability=CAP_NET_ADMIN \
                 --bind="$RUN/shared:/shared" \
+                --bind-ro="$HERE/stubs:/usr/local/libexec/podplan-stubs" \
                 --bind-ro="$img/repo:/srv/localrepo" "${binds[@]}"
         ) </dev/null >"$c/nspawn.log" 2>&1 3>&- &
         echo $! >"$c/pid"

@@ -87,3 +87,19 @@ def all_reduce(size: float, ranks: int, link: Link, eff: Efficiency) -> float:
 def send_recv(size: float, link: Link, eff: Efficiency) -> float:
     """Seconds for one point-to-point transfer (pipeline stage boundary)."""
     return _transfer(size, link) + eff.network.hop_latency_s
+
+
+def all_to_all(size: float, ranks: int, per_node: int, intra: float, inter: float,
+               eff: Efficiency) -> float:
+    """Seconds for an all-to-all of a ``size``-byte buffer per rank (``size / ranks`` to each
+    peer). The share for the ``per_node - 1`` peers on the rank's node crosses NVLink at
+    ``intra`` bytes/s; the rest leaves through the rank's own NIC at ``inter`` bytes/s, both
+    at once: NCCL cannot spread one rank's all-to-all over several NICs, so across nodes it
+    runs at one NIC's share per GPU (NCCL maintainers, nccl-tests#267)."""
+    if ranks <= 1:
+        return 0.0
+    local = max(0, min(per_node, ranks) - 1) / ranks * size
+    remote = (ranks - min(per_node, ranks)) / ranks * size
+    t_local = local / intra if local else 0.0
+    t_remote = remote / inter if remote else 0.0
+    return max(t_local, t_remote) + eff.network.hop_latency_s
