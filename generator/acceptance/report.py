@@ -18,6 +18,7 @@ from typing import Any
 from generator.acceptance.compare import Comparison
 from generator.acceptance.compare.base import Check
 from generator.catalog.load import Catalog
+from generator.sizing.acceptance.expected import size_text
 from generator.sizing.result import json_number
 
 VERSION = 1
@@ -58,7 +59,10 @@ def report_json(cmp: Comparison) -> dict[str, Any]:
         "run": {"id": run.id, "started": run.started, "nodes": run.nodes, "rails": run.rails},
         "design": {"server": cmp.model.server.id, "gpu": cmp.model.gpu.id,
                    "gpus_per_node": cmp.model.node.gpus, "nics_per_node": cmp.model.node.nics,
-                   "nic_gbps": cmp.model.node.nic_gbps, "planned_nodes": cmp.model.nodes},
+                   "nic_gbps": cmp.model.node.nic_gbps, "planned_nodes": cmp.model.nodes,
+                   "nccl_compared_from": size_text(cmp.model.data.compare_from_bytes),
+                   "nccl_listed_sizes": [size_text(b) for b in
+                                         cmp.model.data.listed_sizes_bytes]},
         "verdict": cmp.verdict,
         "summary": {"checks": len(cmp.checks), "passed": len(cmp.checks) - len(failed),
                     "failed": sum(c.status == "fail" for c in failed),
@@ -81,10 +85,18 @@ def _esc(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _shown(r: dict[str, Any], sizes: list[str]) -> bool:
+    """nccl-tests rows at the listed sizes, and every row with a failure (the JSON has all)."""
+    if r["rung"] != "nccl_tests" or r["failed"]:
+        return True
+    return any(r["metric"].endswith(f"@ {s}") for s in sizes)
+
+
 def _results_table(doc: dict[str, Any]) -> list[str]:
     rows = ["| rung | test | scope | metric | expected | pass if | measured min / median / max "
             "| passed |", "|---|---|---|---|---|---|---|---|"]
-    for r in doc["results"]:
+    sizes = doc["design"]["nccl_listed_sizes"]
+    for r in (r for r in doc["results"] if _shown(r, sizes)):
         m = r["measured"] or {}
         rule = {"at_least": ">=", "at_most": "<=", "equal": "="}[r["pass_if"]]
         measured = " / ".join(_num(m.get(k)) for k in ("min", "median", "max")) if m else "-"
@@ -143,7 +155,10 @@ def report_markdown(doc: dict[str, Any], catalog: Catalog) -> str:
     body = [
         *shorts, "", "## Nodes to drain", "",
         "`podplan accept SPEC RESULTS --drain` sets each to DRAIN with this reason:", "",
-        *drain, "", "## Results", "", *_results_table(doc), "", "## Failed checks", "",
+        *drain, "", "## Results", "",
+        f"nccl-tests rows from {doc['design']['nccl_compared_from']} up are all compared; shown here at "
+        f"{', '.join(doc['design']['nccl_listed_sizes'])} and wherever one failed (the JSON "
+        "has every size).", "", *_results_table(doc), "", "## Failed checks", "",
         *_failed_table(doc), "", "## Not measured", "", *missing, "", "## Sources", "",
         *(_sources(doc, catalog) or ["None cited."]), "",
     ]

@@ -174,7 +174,8 @@ class AcceptanceModel:
         return Expectation("ib_write_bw", "per port (each rail, ring of node pairs)",
                            "BW average", "Gb/s", rate * self.data.value("ib_write_bw_efficiency"),
                            self._tol("ib_write_bw"),
-                           f"{rate:g} Gb/s NDR/HDR line rate ({self.server.citation()}) x "
+                           f"{rate:g} Gb/s per port ({self.server.id} east_west_nic_gbps: "
+                           f"{self.server.citation('east_west_nic_gbps')}) x "
                            f"{self.data.cite('ib_write_bw_efficiency')}")
 
     # -- nccl-tests ---------------------------------------------------------------------
