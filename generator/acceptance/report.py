@@ -131,7 +131,7 @@ def _sources(doc: dict[str, Any], catalog: Catalog) -> list[str]:
 
 def report_markdown(doc: dict[str, Any], catalog: Catalog) -> str:
     """The human report, from the JSON document."""
-    run, s = doc["run"], doc["summary"]
+    run, s, design = doc["run"], doc["summary"], doc["design"]
     head = [
         f"# Acceptance: {doc['cluster']}, run {run['id']}", "",
         f"**Verdict: {doc['verdict'].upper()}** - {len(doc['shortfalls'])} shortfall"
@@ -156,9 +156,9 @@ def report_markdown(doc: dict[str, Any], catalog: Catalog) -> str:
         *shorts, "", "## Nodes to drain", "",
         "`podplan accept SPEC RESULTS --drain` sets each to DRAIN with this reason:", "",
         *drain, "", "## Results", "",
-        f"nccl-tests rows from {doc['design']['nccl_compared_from']} up are all compared; shown here at "
-        f"{', '.join(doc['design']['nccl_listed_sizes'])} and wherever one failed (the JSON "
-        "has every size).", "", *_results_table(doc), "", "## Failed checks", "",
+        f"nccl-tests rows from {design['nccl_compared_from']} up are all compared; shown "
+        f"here at {', '.join(design['nccl_listed_sizes'])} and wherever one failed (the "
+        "JSON has every size).", "", *_results_table(doc), "", "## Failed checks", "",
         *_failed_table(doc), "", "## Not measured", "", *missing, "", "## Sources", "",
         *(_sources(doc, catalog) or ["None cited."]), "",
     ]
