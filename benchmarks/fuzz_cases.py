@@ -43,6 +43,7 @@ COMMANDS: list[tuple[str, ...]] = [
     ("bom", "--format", "csv", SPEC_PATH),
     ("plan", SPEC_PATH, "--dry-run"),
     ("plan", SPEC_PATH, "--out", "{out}"),
+    ("accept", SPEC_PATH, "--expected", "--json"),
 ]
 
 
