@@ -191,8 +191,14 @@ def accept(spec: str, results: Path | None, expected: bool, as_json: bool, out_d
     from generator.acceptance import command
 
     if expected:
+        if results is not None or drain:
+            raise click.UsageError("--expected prints the plan's values: give it no RESULTS "
+                                   "and no --drain")
         click.echo(command.expected_text(spec, as_json), nl=False)
         return 0
+    if as_json:
+        raise click.UsageError("--json goes with --expected (the report is written as JSON "
+                               "and Markdown anyway)")
     if results is None:
         raise click.UsageError("give RESULTS (a run directory of the ladder) or --expected")
     done = command.accept(spec, results, out_dir, drain, scontrol)

@@ -20,7 +20,9 @@ import json
 import re
 import statistics
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from generator.errors import PodplanError
 from generator.render import fastyaml
@@ -30,17 +32,60 @@ SIZE = re.compile(r"busbw @ (\d+) (GiB|MiB|KiB|B)$")
 SCALE = {"GiB": 2**30, "MiB": 2**20, "KiB": 2**10, "B": 1}
 
 
+class _Loose(BaseModel):
+    model_config = ConfigDict(strict=True, extra="allow")
+
+
+class _Measured(_Loose):
+    median: float
+
+
+class _Result(_Loose):
+    rung: str
+    test: str
+    scope: str
+    metric: str
+    unit: str
+    expected: float
+    measured: _Measured | None = None
+
+
+class _Design(_Loose):
+    server: str
+    gpu: str
+
+
+class _RunId(_Loose):
+    id: str = Field(pattern=r"^\d{8}T\d{6}Z$")
+
+
+class _Report(_Loose):
+    """The fields of an acceptance report (``generator.acceptance.report``) read here."""
+
+    version: Literal[1]
+    cluster: str = Field(pattern=r"^[a-z0-9-]+$", max_length=40)
+    verdict: Literal["pass", "fail"]
+    design: _Design
+    run: _RunId
+    results: list[_Result]
+
+
 def _read(path: Path) -> dict[str, Any]:
+    what = "an acceptance report written by podplan accept (reports/<name>/acceptance/<run>.json)"
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise PodplanError(f"acceptance report not found: {path}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise PodplanError(f"not an acceptance report ({exc})", str(path)) from None
-    if not isinstance(doc, dict) or doc.get("version") != 1 or "results" not in doc:
-        raise PodplanError("not an acceptance report written by podplan accept "
-                           "(reports/<name>/acceptance/<run>.json)", str(path))
-    return doc
+        raise PodplanError(f"not {what}: {exc}", str(path)) from None
+    try:
+        _Report.model_validate(doc)
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        where = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        msg = "should be a JSON object" if e["type"] == "model_type" else e["msg"].lower()
+        raise PodplanError(f"not {what}: '{where}': {msg}", str(path)) from None
+    return dict(doc)
 
 
 def _largest(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -48,13 +93,18 @@ def _largest(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     best: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
     for r in results:
         m = SIZE.match(r["metric"])
-        if r.get("rung") != "nccl_tests" or not m or not r.get("measured"):
+        if r.get("rung") != "nccl_tests" or not m or not _comparable(r):
             continue
         size = int(m[1]) * SCALE[m[2]]
         key = (r["test"], r["scope"])
         if key not in best or size > best[key][0]:
             best[key] = (size, r)
     return [r for _, r in best.values()]
+
+
+def _comparable(r: dict[str, Any]) -> bool:
+    """A measured bandwidth or time: both figures positive (a ratio means something)."""
+    return bool(r.get("measured")) and r["measured"]["median"] > 0 and r["expected"] > 0
 
 
 def _ratio(r: dict[str, Any], inverse: bool = False) -> float:
@@ -67,7 +117,7 @@ def factors(doc: dict[str, Any]) -> tuple[dict[str, float], dict[str, list[str]]
     groups: dict[str, list[dict[str, Any]]] = {"nvlink": [], "fabric": []}
     for r in _largest(doc["results"]):
         groups["nvlink" if r["scope"].startswith("1 node ") else "fabric"].append(r)
-    train = [r for r in doc["results"] if r.get("rung") == "train_step" and r.get("measured")]
+    train = [r for r in doc["results"] if r.get("rung") == "train_step" and _comparable(r)]
     out: dict[str, float] = {}
     evidence: dict[str, list[str]] = {}
     for name, rows in groups.items():

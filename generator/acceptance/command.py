@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from generator import console
 from generator.catalog.load import default_catalog
 from generator.errors import PodplanError
 from generator.render.files import OutFile
 from generator.sizing.acceptance import AcceptanceModel, Expectation, build_model
+
+if TYPE_CHECKING:
+    from generator.acceptance.compare import Comparison
 
 RULE = {"at_least": ">=", "at_most": "<=", "equal": "="}
 
@@ -49,6 +53,23 @@ def expected_text(spec_file: str, as_json: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
+UNMEASURED_SHOWN = 10
+"""Checks without a measurement printed by ``accept``; the report lists them all."""
+
+
+def _unmeasured(cmp: Comparison) -> list[str]:
+    """Checks with nothing to compare (an unreadable output, a missing test) that no
+    shortfall already names: each one fails the run, so each one is said."""
+    named = {s.subject for s in cmp.shortfalls}
+    errors = [c for c in cmp.checks if c.status == "error" and c.subject not in named]
+    lines = [f"  no measurement: {c.rung}: {c.subject}: {c.detail}"
+             for c in errors[:UNMEASURED_SHOWN]]
+    if len(errors) > UNMEASURED_SHOWN:
+        lines.append(f"  ... and {len(errors) - UNMEASURED_SHOWN} more checks without a "
+                     "measurement (see the report)")
+    return lines
+
+
 @dataclass
 class Accepted:
     """What ``accept`` did: exit code and the lines to print."""
@@ -81,6 +102,7 @@ def accept(spec_file: str, results: Path, out_dir: Path, drain: bool,
         f"({len(cmp.shortfalls)} shortfalls; {len(cmp.checks) - failed} of {len(cmp.checks)} "
         "checks passed)"])
     out.lines += [f"  {s.rung}: {s.subject}: {s.what}" for s in cmp.shortfalls]
+    out.lines += _unmeasured(cmp)
     out.lines += [f"  not measured: {k} ({v})" for k, v in cmp.not_measured.items()]
     console.info(f"wrote {out_dir / base}.md")
     console.info(f"wrote {out_dir / base}.json")

@@ -38,7 +38,8 @@ def _result(checks: list[Check]) -> dict[str, Any]:
     values = [c.measured for c in checks if c.measured is not None]
     bad = [c for c in checks if c.status != "pass"]
     return {
-        "rung": checks[0].rung, **exp.to_json(), "limit": json_number(exp.limit),
+        "rung": checks[0].rung, **exp.to_json(), "pass_if": exp.pass_if,
+        "limit": json_number(exp.limit),
         "measured": None if not values else {
             "count": len(values), "min": json_number(min(values)),
             "median": json_number(statistics.median(values)), "max": json_number(max(values))},

@@ -20,13 +20,13 @@ hand in this layout) the id is the newest file's modification time, in UTC.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from generator.acceptance.manifest import Manifest, read_manifest
 from generator.acceptance.parse import Issue
 from generator.acceptance.parse.dcgm import DcgmReport, parse_dcgm
 from generator.acceptance.parse.nccl import NcclReport, parse_nccl
@@ -35,7 +35,6 @@ from generator.acceptance.parse.perftest import WriteBw, parse_write_bw, section
 from generator.acceptance.parse.train import StepLog, parse_steps
 from generator.errors import PodplanError
 
-RUN_ID = re.compile(r"^\d{8}T\d{6}Z$")
 NCCL_FILE = re.compile(r"^(?P<op>[a-z_]+)\.(?P<nodes>\d+)n\.txt$")
 TRAIN_FILE = re.compile(r"^(?P<nodes>\d+)n\.txt$")
 MAX_FILE_BYTES = 64 * 2**20
@@ -96,26 +95,9 @@ def _text(path: Path, root: Path) -> str:
     return path.read_text(encoding="utf-8", errors="replace")
 
 
-def _manifest(root: Path) -> dict[str, Any]:
-    path = root / "run.json"
-    if not path.is_file():
-        return {}
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise PodplanError(f"run.json is not JSON ({exc})", str(path)) from None
-    if not isinstance(doc, dict):
-        raise PodplanError("run.json must be a JSON object", str(path))
-    return doc
-
-
-def _run_id(doc: dict[str, Any], root: Path, files: list[Path]) -> str:
-    run = doc.get("run")
-    if run is not None:
-        if not isinstance(run, str) or not RUN_ID.match(run):
-            raise PodplanError(f"run.json: 'run' must look like 20260101T120000Z, not {run!r}",
-                               str(root / "run.json"))
-        return run
+def _run_id(doc: Manifest, files: list[Path]) -> str:
+    if doc.run is not None:
+        return doc.run
     newest = max(p.stat().st_mtime for p in files)
     return datetime.fromtimestamp(int(newest), UTC).strftime("%Y%m%dT%H%M%SZ")
 
@@ -138,7 +120,11 @@ def _read_gpu_and_dcgm(run: Run, root: Path) -> None:
 def _read_ib(run: Run, root: Path) -> None:
     for p in sorted((root / "ib").glob("*.txt")):
         rel = _rel(p, root)
-        for s in sections(_text(p, root)):
+        found = sections(_text(p, root))
+        if not any(s.fields.get("role") == "client" for s in found):
+            run.issues.append(Issue(rel, None, "no ib_write_bw client section marked by the "
+                                               "ladder ('@@ podplan ib_write_bw ... @@')"))
+        for s in found:
             if s.fields.get("role") != "client":
                 continue
             f = s.fields
@@ -165,6 +151,25 @@ def _rel(p: Path, root: Path) -> str:
     return p.relative_to(root).as_posix()
 
 
+def _readable(run: Run) -> bool:
+    """Whether any output holds a measurement (or a tool saying it failed)."""
+    return (any(q.readable for q in run.queries.values())
+            or any(t.gpus for t in run.topos.values())
+            or any(d.results for d in (*run.diags.values(), *run.membw.values()))
+            or any(t.result.gbps is not None for t in run.ib)
+            or any(r.report.rows or r.report.ranks for r in run.nccl)
+            or any(t.log.steps_s for t in run.train))
+
+
+def _all_issues(run: Run) -> list[Issue]:
+    return [*(i for q in run.queries.values() for i in q.issues),
+            *(i for t in run.topos.values() for i in t.issues),
+            *(i for d in (*run.diags.values(), *run.membw.values()) for i in d.issues),
+            *run.issues, *(i for t in run.ib for i in t.result.issues),
+            *(i for r in run.nccl for i in r.report.issues),
+            *(i for t in run.train for i in t.log.issues)]
+
+
 def read_run(results_dir: Path) -> Run:
     """Read a ladder run directory (``<inventory>/.acceptance/runs/<run id>``)."""
     root = results_dir
@@ -173,16 +178,11 @@ def read_run(results_dir: Path) -> Run:
     files = [p for p in root.rglob("*") if p.is_file()]
     if not files:
         raise PodplanError(f"results directory is empty: {root}")
-    doc = _manifest(root)
-    rails = [str(r.get("device")) for r in doc.get("rails") or [] if isinstance(r, dict)]
-    run = Run(id=_run_id(doc, root, files), cluster=doc.get("cluster"),
-              started=doc.get("started"), nodes=[str(n) for n in doc.get("gpu_nodes") or []],
-              rails=rails, rungs={str(r.get("name")): r for r in doc.get("rungs") or []
-                                  if isinstance(r, dict)})
-    nccl_nodes = doc.get("nccl_nodes") or {}
-    if isinstance(nccl_nodes, dict):
-        run.nccl_nodes = {int(k): [str(n) for n in v] for k, v in nccl_nodes.items()
-                          if str(k).isdigit() and isinstance(v, list)}
+    doc = read_manifest(root)
+    run = Run(id=_run_id(doc, files), cluster=doc.cluster, started=doc.started,
+              nodes=list(doc.gpu_nodes), rails=[r.device for r in doc.rails],
+              rungs={r.name: r.model_dump() for r in doc.rungs},
+              nccl_nodes={int(k): v for k, v in doc.nccl_nodes.items()})
     _read_gpu_and_dcgm(run, root)
     _read_ib(run, root)
     _read_nccl_and_train(run, root)
@@ -190,6 +190,12 @@ def read_run(results_dir: Path) -> Run:
             or run.train):
         raise PodplanError(f"no acceptance results under {root} (expected gpu/, dcgm/, ib/, "
                            "nccl/ or train/ as the ladder writes them)")
+    if not _readable(run):
+        issues = _all_issues(run)
+        shown = "; ".join(i.text() for i in issues[:3])
+        more = f" (and {len(issues) - 3} more)" if len(issues) > 3 else ""
+        raise PodplanError(f"nothing under {root} is output of the ladder's tools: "
+                           f"{shown}{more}")
     if not run.nodes:
         run.nodes = sorted({*run.queries, *run.diags, *(t.client for t in run.ib)})
     return run

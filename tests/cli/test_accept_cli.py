@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.cli.runner import podplan
@@ -21,7 +22,7 @@ def test_expected_json_is_the_documented_list() -> None:
     assert r.code == 0, r.err
     rows = json.loads(r.out)
     assert {tuple(sorted(x)) for x in rows} == {tuple(sorted(
-        ["test", "scope", "metric", "unit", "expected", "tolerance_pct", "source", "pass_if"]))}
+        ["test", "scope", "metric", "unit", "expected", "tolerance_pct", "source"]))}
     ib = next(x for x in rows if x["test"] == "ib_write_bw")
     assert (ib["expected"], ib["unit"], ib["tolerance_pct"]) == (388.0, "Gb/s", 5.0)
     assert any(x["test"] == "training step" for x in rows)
@@ -94,6 +95,33 @@ def test_accept_user_errors_exit_2(tmp_path: Path) -> None:
     r = podplan("accept", SPEC, str(FIX / "run-faults"), "--out", str(tmp_path), "--drain",
                 "--scontrol", str(tmp_path / "no-such-scontrol"))
     assert r.code == 2 and "not found" in r.err
+    r = podplan("accept", SPEC, "--expected", str(FIX / "run-faults"))
+    assert r.code == 2 and "--expected prints the plan's values" in r.err
+    r = podplan("accept", SPEC, str(FIX / "run-faults"), "--json")
+    assert r.code == 2 and "--json goes with --expected" in r.err
+    garbage = tmp_path / "garbage"
+    (garbage / "nccl").mkdir(parents=True)
+    (garbage / "nccl/all_reduce.1n.txt").write_bytes(bytes(range(256)))
+    r = podplan("accept", SPEC, str(garbage), "--out", str(tmp_path / "g"))
+    assert r.code == 2 and "is output of the ladder's tools" in r.err
+    assert "Traceback" not in r.err and not (tmp_path / "g").exists()
+
+
+@pytest.mark.parametrize(("change", "says"), [
+    ({"results": 5}, "'results': input should be a valid list"),
+    ({"results": [{"rung": "nccl_tests"}]}, "'results.0.test': field required"),
+    ({"design": {}}, "'design.server': field required"),
+    ({"cluster": "../../etc/x"}, "'cluster': string should match pattern"),
+    ({"version": 2}, "'version': input should be 1"),
+])
+def test_calibrate_refuses_json_that_is_not_a_report(tmp_path: Path, change: dict[str, object],
+                                                     says: str) -> None:
+    doc = json.loads(_report(tmp_path, "run-healthy").read_text())
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**doc, **change}))
+    r = podplan("calibrate", "--from", str(bad), "--out", str(tmp_path / "site.yaml"))
+    assert r.code == 2 and "not an acceptance report written by podplan accept" in r.err
+    assert says in r.err and not (tmp_path / "site.yaml").exists()
 
 
 def _report(tmp_path: Path, run: str) -> Path:

@@ -65,6 +65,9 @@ def _ib_only(tmp: Path, nodes: list[str], faults: Faults) -> Path:
     run = build_run(tmp, nodes, faults)
     for sub in ("gpu", "dcgm", "nccl"):
         shutil.rmtree(run / sub)
+    doc = json.loads((run / "run.json").read_text())
+    doc["rungs"] = [r for r in doc["rungs"] if r["name"] == "ib_write_bw"]
+    (run / "run.json").write_text(json.dumps(doc))
     return run
 
 
@@ -142,3 +145,58 @@ def test_without_a_manifest_the_run_id_is_the_newest_file_time(tmp_path: Path) -
             os.utime(p, (1767225600, 1767225600))
     r = read_run(run)
     assert r.id == "20260101T000000Z" and r.nodes == ["gpu001", "gpu002"]
+
+
+@pytest.mark.parametrize(("change", "says"), [
+    ({"rails": 5}, "'rails': input should be a valid list, not 5"),
+    ({"gpu_nodes": [None]}, "'gpu_nodes.0': input should be a valid string"),
+    ({"rungs": [1]}, "'rungs.0': should be a JSON object"),
+    ({"nccl_nodes": {"two": ["gpu001"]}}, "'nccl_nodes' keys are node counts, not 'two'"),
+    ({"cluster": 7}, "'cluster': input should be a valid string"),
+])
+def test_a_manifest_of_the_wrong_shape_is_refused(tmp_path: Path, change: dict[str, object],
+                                                  says: str) -> None:
+    run = build_run(tmp_path, ["gpu001", "gpu002"])
+    doc = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**doc, **change}))
+    with pytest.raises(PodplanError, match="not a ladder run manifest") as err:
+        read_run(run)
+    assert says in str(err.value)
+
+
+def test_a_directory_of_garbage_is_refused_with_what_was_wrong(tmp_path: Path) -> None:
+    run = build_run(tmp_path, ["gpu001", "gpu002"])
+    for p in run.rglob("*"):
+        if p.is_file() and p.name != "run.json":
+            p.write_bytes(b"\x00\xffnot a tool's output\n")
+    with pytest.raises(PodplanError) as err:
+        read_run(run)
+    assert "is output of the ladder's tools: gpu/gpu001.query.csv:1: not nvidia-smi" in \
+        str(err.value)
+
+
+def test_unreadable_or_lost_outputs_fail_the_run_and_drain_nothing(
+        tmp_path: Path, model: AcceptanceModel) -> None:
+    run = build_run(tmp_path, ["gpu001", "gpu002", "gpu003"])
+    (run / "gpu/gpu002.query.csv").write_text("garbage\n")
+    (run / "ib/gpu003.txt").write_text("hello\n")
+    for p in (run / "dcgm").glob("*.membw.json"):
+        p.unlink()
+    cmp = _cmp(run, model)
+    assert cmp.verdict == "fail" and cmp.drain() == {}
+    errors = {(c.rung, c.subject) for c in cmp.checks if c.status == "error"}
+    assert {("gpu_health", "gpu002"), ("ib_write_bw", "gpu003")} <= errors
+    [lost] = cmp.shortfalls
+    assert (lost.rung, lost.subject) == ("hbm_bandwidth", "run")
+    assert cmp.not_measured["hbm_bandwidth"].startswith("collected by the ladder, but")
+
+
+def test_nvidia_smi_saying_it_failed_is_a_node_without_gpus(tmp_path: Path,
+                                                            model: AcceptanceModel) -> None:
+    run = build_run(tmp_path, ["gpu001", "gpu002"])
+    (run / "gpu/gpu002.query.csv").write_text(
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make "
+        "sure that the latest NVIDIA driver is installed and running.\n\n")
+    [short] = [s for s in _cmp(run, model).shortfalls if s.subject == "gpu002"]
+    assert short.what.startswith("0 of 8 GPUs present (indices none; gpu/gpu002.query.csv:1: "
+                                 "NVIDIA-SMI has failed") and short.drain == ("gpu002",)

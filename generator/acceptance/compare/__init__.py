@@ -18,6 +18,7 @@ from generator.sizing.acceptance import AcceptanceModel
 RUNGS = (gpu.RUNG_GPU, gpu.RUNG_DCGM, gpu.RUNG_HBM, fabric.RUNG, collectives.RUNG_NCCL,
          collectives.RUNG_TRAIN)
 """Performance rungs, cheapest first (their task files in the ladder role)."""
+LOST = "collected by the ladder, but the results hold no output of it"
 REASON_MAX = 120
 """Slurm keeps a drain reason as free text; keep it to one readable line."""
 
@@ -49,7 +50,8 @@ class Comparison:
             if r in self.measured_rungs:
                 continue
             entry = self.run.rungs.get(r, {})
-            out[r] = str(entry.get("detail") or entry.get("status") or "no output in the run")
+            out[r] = LOST if entry.get("status") == "collected" else \
+                str(entry.get("detail") or entry.get("status") or "no output in the run")
         return out
 
     def drain(self) -> dict[str, str]:
@@ -74,4 +76,6 @@ def compare(run: Run, model: AcceptanceModel) -> Comparison:
                            collectives.train_step(run, model)):
         cmp.checks += checks
         cmp.shortfalls += shorts
+    cmp.shortfalls += [Shortfall(r, "run", f"{LOST}: incomplete results, not a pass")
+                       for r, why in cmp.not_measured.items() if why == LOST]
     return cmp

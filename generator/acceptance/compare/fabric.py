@@ -78,6 +78,10 @@ def ib_write_bw(run: Run, model: AcceptanceModel) -> tuple[list[Check], list[Sho
         c = check(RUNG, exp, _subject(t), t.result.gbps, (t.client, t.server), issues)
         checks.append(c)
         by_rail[t.device].append((t, c.status == "pass"))
+    for issue in run.issues:  # a node's file without a single test in it
+        if issue.file.startswith("ib/"):
+            node = issue.file.removeprefix("ib/").removesuffix(".txt")
+            checks.append(check(RUNG, exp, node, None, (node,), issue.text()))
     shorts: list[Shortfall] = []
     for device in sorted(by_rail):
         shorts += _isolate(device, by_rail[device], exp.limit)

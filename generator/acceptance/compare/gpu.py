@@ -57,13 +57,16 @@ def _why(exp: Expectation, g: GpuRow, value: float) -> str:
 def _query_checks(node: str, q: Query, model: AcceptanceModel, median: float | None,
                   ) -> tuple[list[Check], list[Shortfall]]:
     count = model.gpu_count()
-    checks = [check(RUNG_GPU, count, node, float(len(q.gpus)), (node,),
-                    "; ".join(i.text() for i in q.issues))]
+    issues = "; ".join(i.text() for i in q.issues)
+    if not q.readable:  # not a measurement: an error, nothing pinned on the node
+        return [check(RUNG_GPU, count, node, None, (node,), issues)], []
+    checks = [check(RUNG_GPU, count, node, float(len(q.gpus)), (node,), issues)]
     shorts = []
     if len(q.gpus) != int(count.expected):
         seen = gpu_list([g.index for g in q.gpus])
+        said = f"; {q.issues[0].text()}" if not q.gpus and q.issues else ""
         shorts.append(Shortfall(RUNG_GPU, node, f"{len(q.gpus)} of {int(count.expected)} GPUs "
-                                f"present (indices {seen or 'none'})", (node,),
+                                f"present (indices {seen or 'none'}{said})", (node,),
                                 f"nvidia-smi: {len(q.gpus)} of {int(count.expected)} GPUs"))
     bad: dict[str, list[int]] = defaultdict(list)
     why: dict[str, str] = {}

@@ -31,6 +31,10 @@ QUERY_FIELDS = (
 """What the ladder asks for (``--query-gpu=`` joined with commas)."""
 SLOWDOWNS = tuple(f for f in QUERY_FIELDS if f.startswith("clocks_event_reasons."))
 LEGEND = re.compile(r"^\s*(NIC\d+):\s*(\S+)\s*$")
+FAILED = re.compile(r"NVIDIA-SMI has failed|No devices were found|Unable to determine the "
+                    r"device handle")
+"""nvidia-smi's own words when it finds no usable GPU: a measurement (none present), not
+an unreadable file."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,8 @@ class GpuRow:
 class Query:
     gpus: list[GpuRow] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
+    readable: bool = True
+    """False when the file is neither the query CSV nor nvidia-smi saying it failed."""
 
 
 def parse_query(text: str, file: str) -> Query:
@@ -61,8 +67,13 @@ def parse_query(text: str, file: str) -> Query:
     q = Query()
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines or "index" not in lines[0]:
-        q.issues.append(Issue(file, 1, "not nvidia-smi --query-gpu CSV with a header "
-                                       "(no 'index' column)"))
+        failed = [(n, ln) for n, ln in enumerate(text.splitlines(), 1) if FAILED.search(ln)]
+        if failed:
+            q.issues.append(Issue(file, failed[0][0], failed[0][1].strip()[:200]))
+        else:
+            q.readable = False
+            q.issues.append(Issue(file, 1, "not nvidia-smi --query-gpu CSV with a header "
+                                           "(no 'index' column)"))
         return q
     header = [re.sub(r"\s*\[.*\]$", "", h.strip()) for h in lines[0].split(",")]
     for lineno, row in enumerate(csv.reader(lines[1:], skipinitialspace=True), 2):

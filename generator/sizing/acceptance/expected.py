@@ -64,10 +64,12 @@ class Expectation:
         return abs(measured - self.expected) <= slack
 
     def to_json(self) -> dict[str, Any]:
+        """The issue's contract for ``accept --expected --json``, these keys and no more.
+        The direction is the metric's: times pass at or below ``expected + tolerance``,
+        everything else at or above ``expected - tolerance`` (counts with 0 % are exact)."""
         return {"test": self.test, "scope": self.scope, "metric": self.metric,
                 "unit": self.unit, "expected": json_number(self.expected),
-                "tolerance_pct": self.tolerance_pct, "source": self.source,
-                "pass_if": self.pass_if}
+                "tolerance_pct": self.tolerance_pct, "source": self.source}
 
 
 def size_text(size: int) -> str:
