@@ -99,7 +99,8 @@ def accept(spec_file: str, results: Path, out_dir: Path, drain: bool,
     failed = len(cmp.failed)
     out = Accepted(0 if cmp.verdict == "pass" else 1, [
         f"acceptance of {model.cluster}, run {run.id}: {cmp.verdict.upper()} "
-        f"({len(cmp.shortfalls)} shortfalls; {len(cmp.checks) - failed} of {len(cmp.checks)} "
+        f"({len(cmp.shortfalls)} shortfall{'' if len(cmp.shortfalls) == 1 else 's'}; "
+        f"{len(cmp.checks) - failed} of {len(cmp.checks)} "
         "checks passed)"])
     out.lines += [f"  {s.rung}: {s.subject}: {s.what}" for s in cmp.shortfalls]
     out.lines += _unmeasured(cmp)
