@@ -143,14 +143,13 @@ def plan_end_to_end(nodes: int, workdir: Path) -> tuple[float, float]:
     """(wall, CPU) seconds for what ``podplan plan`` does in-process: load, size, plan, BOM,
     every emitter, write."""
     from generator import pipeline
-    from generator.emit.stack_secrets import merge_with_existing
-    from generator.render.write import write_tree
+    from generator.render.update import apply, prepare
 
     spec = _bench_spec(nodes, workdir)
     out_dir = workdir / f"out-{nodes}"
     cpu, start = time.process_time(), time.perf_counter()
     out = pipeline.outputs(pipeline.load_checked(str(spec)))
-    write_tree(out_dir, merge_with_existing(out_dir, out.files), out.owned_dirs)
+    apply(prepare(out_dir, out.files, out.manifest))
     return time.perf_counter() - start, time.process_time() - cpu
 
 
