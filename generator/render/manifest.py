@@ -31,7 +31,7 @@ from typing import Any
 
 from generator.emit.stack_secrets import is_stack_file, owned_digests
 from generator.errors import PodplanError
-from generator.render.files import OutFile, dump_json, provenance_values
+from generator.render.files import OutFile, provenance_values
 
 ABOUT = (
     "Files podplan wrote for this spec, with the SHA-256 of each as written (stack files: "
@@ -74,8 +74,10 @@ def build_manifest(spec_file: str, path: str, files: Sequence[OutFile]) -> OutFi
             hashes[f.path] = sha256_bytes(f.content.encode("utf-8"))
     generated_by, regenerate = provenance_values(spec_file)
     doc = {"generated_by": generated_by, "regenerate": regenerate, "about": ABOUT,
-           "files": hashes, "stack_config_keys": keys}  # fmt: skip
-    return OutFile(path, dump_json(doc))
+           "files": dict(sorted(hashes.items())),
+           "stack_config_keys": {p: dict(sorted(k.items())) for p, k in sorted(keys.items())}}
+    # Provenance first (for people who open it), then the sorted maps: deterministic.
+    return OutFile(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
 
 def _string_map(value: Any) -> bool:

@@ -23,7 +23,7 @@ from generator.emit.stack_secrets import is_stack_file, load_stack, merge_stack
 from generator.errors import PodplanError
 from generator.render.files import OutFile, carries_provenance
 from generator.render.manifest import Manifest, read_manifest, sha256_bytes
-from generator.render.write import cannot_write, commit, pending
+from generator.render.write import cannot_write, check_root, commit, pending
 
 
 @dataclass(frozen=True)
@@ -185,8 +185,7 @@ def prepare(out_dir: Path, files: Sequence[OutFile], manifest: str, force: bool 
     """Work out the update of ``out_dir`` to ``files`` (``manifest``: the manifest's path
     among them); reads the tree, writes nothing."""
     _check_paths(files)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise PodplanError(f"cannot write {out_dir}: it is a file, not a directory")
+    check_root(out_dir)
     u = Update(out_dir=out_dir, forced=force)
     prev = read_manifest(out_dir, manifest)
     for f in files:

@@ -43,7 +43,7 @@ _WHY = {
     errno.ENOTDIR: "part of the path is a file, not a directory",
     errno.EISDIR: "a directory is in the way of a file",
     errno.EACCES: "permission denied",
-    errno.EPERM: "operation not permitted (an immutable or append-only file? see lsattr)",
+    errno.EPERM: "operation not permitted",
     errno.EROFS: "read-only file system",
     errno.ENOSPC: "no space left on the device",
     errno.EDQUOT: "disk quota exceeded",
@@ -55,6 +55,8 @@ def cannot_write(exc: OSError, fallback: Path, verb: str = "write") -> PodplanEr
     """One line naming the path that could not be written and why."""
     path = exc.filename or fallback
     why = _WHY.get(exc.errno or 0, exc.strerror or str(exc))
+    if exc.errno == errno.EPERM and Path(path).is_file():
+        why += " (is the file immutable? see lsattr)"
     return PodplanError(f"cannot {verb} {path}: {why}; nothing was changed")
 
 
@@ -151,12 +153,18 @@ def _missing_dirs(out_dir: Path, paths: Sequence[str]) -> list[str]:
     return list(missing)
 
 
-def _make_root(out_dir: Path) -> list[Path]:
-    """Create ``out_dir`` and missing parents; return those created (to undo)."""
+def check_root(out_dir: Path) -> None:
+    """``--out`` must be a directory, or a path whose existing part is directories."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise PodplanError(f"cannot write {out_dir}: it is a file, not a directory")
     blocker = _blocking_file(out_dir / "x", Path(out_dir.anchor))
     if blocker is not None:
-        raise PodplanError(f"cannot write {out_dir}: {blocker} is a file, not a directory; "
-                           "nothing was changed")
+        raise PodplanError(f"cannot write {out_dir}: {blocker} is a file, not a directory")
+
+
+def _make_root(out_dir: Path) -> list[Path]:
+    """Create ``out_dir`` and missing parents; return those created (to undo)."""
+    check_root(out_dir)
     created = [p for p in reversed([out_dir, *out_dir.parents]) if not p.exists()]
     for p in created:
         try:
@@ -271,6 +279,7 @@ def write_tree(out_dir: Path, files: Sequence[OutFile]) -> None:
 def commit(out_dir: Path, writes: Mapping[str, str], removes: Sequence[str]) -> None:
     """Write every ``writes`` path (relative, '/'-separated) and remove every ``removes`` path
     under ``out_dir``, all or nothing; a failure is a ``PodplanError`` naming the path."""
+    check_root(out_dir)
     ops = [_Op(p, False, _check(out_dir, p, False)) for p in sorted(writes)]
     ops += [_Op(p, True, _check(out_dir, p, True)) for p in sorted(removes)]
     ops = [op for op in ops if not op.remove or op.existed]

@@ -98,14 +98,20 @@ def test_plan_lists_written_unchanged_and_removed_files(tmp_path: Path) -> None:
     assert sorted(Path(ln.removeprefix("wrote ")) for ln in written) == files
     assert first.out.splitlines()[-1] == f"{len(files)} written, 0 unchanged, 0 removed under {out}"
 
-    stale = out / "reports/slurm-lab/old-report.txt"
-    stale.write_text("from an older podplan", encoding="utf-8")
+    mine = out / "reports/slurm-lab/old-report.txt"  # the user's file: kept, never listed
+    mine.write_text("site notes", encoding="utf-8")
     again = podplan("plan", SPEC, "--out", str(out))
-    assert again.out.splitlines() == [
-        f"removed {stale}",
-        f"0 written, {len(files)} unchanged, 1 removed under {out}",
-    ]
-    assert not stale.exists()
+    assert again.out.splitlines() == [f"0 written, {len(files)} unchanged, 0 removed under {out}"]
+    assert mine.read_text(encoding="utf-8") == "site notes"
+
+    smaller = tmp_path / "lab.yaml"  # a file podplan wrote and no longer writes is removed
+    smaller.write_text(Path(SPEC).read_text(encoding="utf-8").replace("gpus: 24", "gpus: 16"),
+                       encoding="utf-8")
+    shrunk = podplan("plan", str(smaller), "--out", str(out))
+    gone = out / "inventories/slurm-lab/host_vars/gpu003.yml"
+    assert shrunk.code == 0 and f"removed {gone}" in shrunk.out.splitlines()
+    assert not gone.exists() and mine.exists()
+    podplan("plan", SPEC, "--out", str(out))
 
     verbose = podplan("plan", SPEC, "--out", str(out), "-v")
     assert sum(ln.startswith("unchanged ") for ln in verbose.out.splitlines()) == len(files)
