@@ -31,6 +31,7 @@ import json
 import os
 import secrets
 import stat
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -51,12 +52,35 @@ _WHY = {
 }
 
 
+_FS_IOC_GETFLAGS = 0x80086601  # linux/fs.h: read a file's attributes (what lsattr shows)
+_IMMUTABLE_OR_APPEND_ONLY = 0x10 | 0x20  # FS_IMMUTABLE_FL | FS_APPEND_FL
+
+
+def _immutable(path: Path) -> Path | None:
+    """``path`` or its directory when the kernel marks it immutable or append-only."""
+    for p in (path, path.parent):
+        try:
+            fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            flags = fcntl.ioctl(fd, _FS_IOC_GETFLAGS, b"\0" * 8)
+            if int.from_bytes(flags[:4], sys.byteorder) & _IMMUTABLE_OR_APPEND_ONLY:
+                return p
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return None
+
+
 def cannot_write(exc: OSError, fallback: Path, verb: str = "write") -> PodplanError:
     """One line naming the path that could not be written and why."""
     path = exc.filename or fallback
     why = _WHY.get(exc.errno or 0, exc.strerror or str(exc))
-    if exc.errno == errno.EPERM and Path(path).is_file():
-        why += " (is the file immutable? see lsattr)"
+    locked = _immutable(Path(path)) if exc.errno == errno.EPERM else None
+    if locked is not None:
+        why += f" ({locked} is immutable or append-only: lsattr -d shows it, chattr -i undoes it)"
     return PodplanError(f"cannot {verb} {path}: {why}; nothing was changed")
 
 
@@ -298,8 +322,8 @@ def commit(out_dir: Path, writes: Mapping[str, str], removes: Sequence[str]) -> 
 def _transact(j: _Journal, writes: Mapping[str, str]) -> None:
     try:
         j.create()
-    except OSError as exc:
-        raise cannot_write(exc, j.out_dir) from None
+    except OSError as exc:  # name the directory, not the journal's temporary name
+        raise cannot_write(OSError(exc.errno, exc.strerror, str(j.out_dir)), j.out_dir) from None
     state = "staging"
     try:
         _stage(j, writes)

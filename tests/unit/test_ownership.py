@@ -117,7 +117,7 @@ def test_an_edited_file_podplan_no_longer_generates_is_kept_without_force(tmp_pa
     u = prepare(tmp_path, got.files, got.manifest)
     assert [r.path for r in u.refusals] == [f"{INV}/host_vars/gpu003.yml"]
     assert "no longer generates" in u.refusals[0].reason
-    with pytest.raises(PodplanError, match="gpu003.yml: edited by hand"):
+    with pytest.raises(PodplanError, match=r"gpu003\.yml: edited by hand"):
         apply(u)
     assert stale.exists()
 
