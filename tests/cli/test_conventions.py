@@ -132,3 +132,15 @@ def test_bash_completion_script_and_completions() -> None:
     env.update(_PODPLAN_COMPLETE="bash_complete", COMP_WORDS="podplan pl", COMP_CWORD="1")
     words = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     assert words.returncode == 0 and "plain,plan" in words.stdout
+
+
+def test_the_cli_imports_nothing_heavy_until_a_command_needs_it() -> None:
+    """``podplan --version`` must answer fast: importing the CLI loads no pydantic models,
+    catalog, matplotlib, Pulumi or YAML (measured by hyperfine in the README, not here)."""
+    probe = ("import sys, generator.cli; "
+             "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+             "('matplotlib', 'pulumi', 'pydantic', 'yaml', 'jinja2', 'numpy') or "
+             "m.startswith(('generator.catalog', 'generator.spec', 'generator.plan', "
+             "'generator.pipeline')))))")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == ""
