@@ -171,9 +171,8 @@ def _preview(out_dir: Path, out: Outputs, show_diff: bool, check: bool,
     update = prepare(out_dir, out.files, out.manifest, force)
     limit = None if console.LEVEL.verbose else 40
     if show_diff:
-        name = out.manifest.split("/")[1]
         for line in [*preview.file_lines(update, limit),
-                     *preview.plan_lines(out_dir, out.files, name, limit)]:
+                     *preview.plan_lines(out_dir, out.files, out.name, limit)]:
             click.echo(line)
     elif check:
         for line in preview.check_lines(update):

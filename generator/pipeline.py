@@ -116,6 +116,7 @@ class Outputs:
 
     files: list[OutFile]
     manifest: str
+    name: str
 
 
 def bill_of_materials(loaded: LoadedSpec, cluster: ClusterPlan, catalog: Catalog | None = None):  # type: ignore[no-untyped-def]
@@ -150,4 +151,4 @@ def _outputs(loaded: LoadedSpec, catalog: Catalog | None) -> Outputs:
         files += emit_report(cluster, bom, [f.path for f in files])
     manifest = manifest_path(cluster.name)
     files.append(build_manifest(cluster.spec_file, manifest, files))
-    return Outputs(files=sorted(files), manifest=manifest)
+    return Outputs(files=sorted(files), manifest=manifest, name=cluster.name)
