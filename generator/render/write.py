@@ -146,16 +146,53 @@ def _blocking_file(path: Path, stop: Path) -> Path | None:
     return None
 
 
-def _check(out_dir: Path, path: str, remove: bool) -> bool:
+class _Dirs:
+    """What each directory of the tree is (a directory, missing, or a file in the way),
+    looked up once: 2,000 host_vars share a handful of parents."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = out_dir
+        self.kinds: dict[str, str] = {}
+
+    def kind(self, rel: str) -> str:
+        found = self.kinds.get(rel)
+        if found is None:
+            p = self.out_dir / rel
+            found = "dir" if p.is_dir() else "file" if p.exists() else "missing"
+            self.kinds[rel] = found
+        return found
+
+    def parents(self, path: str) -> list[str]:
+        """``path``'s directories below ``out_dir``, outermost first."""
+        return [str(p) for p in reversed(PurePosixPath(path).parents) if str(p) != "."]
+
+    def blocker(self, path: str) -> str | None:
+        for parent in self.parents(path):
+            kind = self.kind(parent)
+            if kind != "dir":
+                return parent if kind == "file" else None
+        return None
+
+    def missing(self, paths: Sequence[str]) -> list[str]:
+        """Directories to create for ``paths``, parents first."""
+        out: dict[str, None] = {}
+        for path in paths:
+            for parent in self.parents(path):
+                if parent not in out and self.kind(parent) == "missing":
+                    out[parent] = None
+        return list(out)
+
+
+def _check(dirs: _Dirs, path: str, remove: bool) -> bool:
     """Refuse before anything changes; return whether a file is there now."""
-    target = out_dir / path
-    blocker = _blocking_file(target, out_dir)
+    target = dirs.out_dir / path
+    blocker = dirs.blocker(path)
     if blocker is not None:
-        raise PodplanError(f"cannot write {target}: {blocker} is a file, not a directory; "
-                           "nothing was changed")
+        raise PodplanError(f"cannot write {target}: {dirs.out_dir / blocker} is a file, not a "
+                           "directory; nothing was changed")
     try:
         st = target.lstat()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return False
     if stat.S_ISDIR(st.st_mode):
         raise PodplanError(f"cannot write {target}: a directory is in the way; nothing was changed")
@@ -165,16 +202,6 @@ def _check(out_dir: Path, path: str, remove: bool) -> bool:
             f"cannot {verb} {target}: the file is read-only (mode {st.st_mode & 0o777:04o}); "
             f"make it writable (chmod u+w) to let podplan {verb} it; nothing was changed")
     return True
-
-
-def _missing_dirs(out_dir: Path, paths: Sequence[str]) -> list[str]:
-    missing: dict[str, None] = {}
-    for path in paths:
-        for parent in reversed(PurePosixPath(path).parents):
-            name = str(parent)
-            if name != "." and name not in missing and not (out_dir / parent).is_dir():
-                missing[name] = None
-    return list(missing)
 
 
 def check_root(out_dir: Path) -> None:
@@ -242,9 +269,9 @@ def _undo_all(j: _Journal, committing: bool) -> None:
 def _finish(j: _Journal) -> None:
     """After the commit: drop the ``.old`` copies, leftovers and the journal."""
     for op in j.ops:
-        for suffix in ("old", "new"):
+        if op.existed:  # staged files were all renamed into place
             with contextlib.suppress(FileNotFoundError):
-                j.side(op, suffix).unlink()
+                j.side(op, "old").unlink()
     _prune_empty(j.out_dir, [op.path for op in j.ops if op.remove])
     j.file("done").unlink()
 
@@ -304,13 +331,14 @@ def commit(out_dir: Path, writes: Mapping[str, str], removes: Sequence[str]) -> 
     """Write every ``writes`` path (relative, '/'-separated) and remove every ``removes`` path
     under ``out_dir``, all or nothing; a failure is a ``PodplanError`` naming the path."""
     check_root(out_dir)
-    ops = [_Op(p, False, _check(out_dir, p, False)) for p in sorted(writes)]
-    ops += [_Op(p, True, _check(out_dir, p, True)) for p in sorted(removes)]
+    dirs = _Dirs(out_dir)
+    ops = [_Op(p, False, _check(dirs, p, False)) for p in sorted(writes)]
+    ops += [_Op(p, True, _check(dirs, p, True)) for p in sorted(removes)]
     ops = [op for op in ops if not op.remove or op.existed]
     if not ops:
         return
     created = _make_root(out_dir)
-    j = _Journal(out_dir, secrets.token_hex(4), _missing_dirs(out_dir, sorted(writes)), ops)
+    j = _Journal(out_dir, secrets.token_hex(4), dirs.missing(sorted(writes)), ops)
     try:
         with _locked(out_dir):
             _transact(j, writes)
