@@ -113,8 +113,14 @@ def _stack(u: Update, f: OutFile, old: bytes | None, prev: Manifest | None) -> N
         _add(u, f.path, f.content, old)
         return
     try:
-        merged = merge_stack(old.decode("utf-8"), f.content,
-                             prev.stack_keys.get(f.path) if prev else None)
+        text = old.decode("utf-8")
+        if prev is not None and f.path in prev.stack_keys:
+            recorded: dict[str, str] | None = prev.stack_keys[f.path]
+        elif prev is None and carries_provenance(text):
+            recorded = None  # written by a podplan from before manifests: keys unknown
+        else:
+            recorded = {}  # podplan never wrote this file (``pulumi stack init`` first)
+        merged = merge_stack(text, f.content, recorded)
     except (ValueError, UnicodeDecodeError) as exc:
         if u.refuse(f.path, f"cannot keep your settings in it: {exc}"):
             _add(u, f.path, f.content, old)

@@ -162,3 +162,21 @@ def test_a_dropped_cloud_with_user_settings_needs_force(tmp_path: Path) -> None:
     assert STACK not in u.removed
     forced = prepare(tmp_path, got.files, got.manifest, force=True)
     assert STACK in forced.removed
+
+
+def test_a_stack_file_the_user_made_first_keeps_their_values_or_is_refused(tmp_path: Path) -> None:
+    """``pulumi stack init`` and ``config set`` before podplan generated the file: all keys
+    are the user's; a value podplan would change is refused by name, nothing else lost."""
+    stack = tmp_path / STACK
+    stack.parent.mkdir(parents=True)
+    stack.write_text("encryptionsalt: v1:c2FsdA==\nconfig:\n  aws:region: eu-west-1\n"
+                     "  aws:profile: prod\n", encoding="utf-8")
+    got = pipeline.outputs(pipeline.load_checked("examples/slurm-lab.yaml"))
+    u = prepare(tmp_path, got.files, got.manifest)
+    assert [(r.path, r.reason) for r in u.refusals] == [
+        (STACK, "keys you set that podplan now sets differently: aws:region")]
+    forced = prepare(tmp_path, got.files, got.manifest, force=True)
+    apply(forced)
+    data = load_stack(stack.read_text(encoding="utf-8"))
+    assert data["encryptionsalt"] == "v1:c2FsdA==" and data["config"]["aws:profile"] == "prod"
+    assert data["config"]["aws:region"] == "us-east-1"
