@@ -190,7 +190,7 @@ def regeneration_timings(nodes: int, workdir: Path) -> list[Timing]:
     grown.write_text(spec.read_text(encoding="utf-8").replace("hardware: {", "hardware: "
                      "{login_nodes: 2, "), encoding="utf-8")  # fmt: skip
     for what, args, ok in (("plan --check (up to date)", (str(spec), "--check"), (0,)),
-                           ("plan --diff (one more login node)", (str(grown), "--diff"), (0,))):
+                           ("plan --diff (+1 login node)", (str(grown), "--diff"), (0,))):
         wall, cpu = min(podplan_cli("plan", *args, "--out", str(out), ok=ok)
                         for _ in range(REPEAT))
         rows.append(Timing(f"podplan {what}, {nodes:,} nodes", wall,
