@@ -50,8 +50,9 @@ class Comparison:
             if r in self.measured_rungs:
                 continue
             entry = self.run.rungs.get(r, {})
-            out[r] = LOST if entry.get("status") == "collected" else \
-                str(entry.get("detail") or entry.get("status") or "no output in the run")
+            why = entry.get("detail") or entry.get("status") or "no output in the run"
+            why = "; ".join(map(str, why)) if isinstance(why, list) else str(why)
+            out[r] = LOST if entry.get("status") == "collected" else why
         return out
 
     def drain(self) -> dict[str, str]:
