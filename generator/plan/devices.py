@@ -18,6 +18,8 @@ from generator.plan.facility.floor import Floor, Spot, place_racks
 from generator.plan.facility.layout import north_south_nic
 from generator.plan.facility.racks import Device
 from generator.plan.heads import HEAD_MODEL, UFM_MODEL
+from generator.plan.lock.ports import PortSpace, reconcile
+from generator.plan.lock.racks import floor_positions
 from generator.plan.models import Addresses, Link, Node, Switch
 from generator.plan.network import cabling, ethernet
 from generator.plan.network.address_table import AddressTable
@@ -145,10 +147,16 @@ def build_switches(p: Parts, a: AddressTable) -> list[Switch]:
 
 
 def floor_of(p: Parts) -> Floor:
-    """Where every rack stands (SU racks in order, infrastructure in the middle)."""
+    """Where every rack stands (SU racks in order, infrastructure in the middle); with a
+    plan lock, locked racks where they stand and new ones at the first free positions."""
     compute = [r.name for r in p.racks if r.kind != "infrastructure"]
     infra = [r.name for r in p.racks if r.kind == "infrastructure"]
-    return place_racks(compute, infra, p.spec.facility, p.spec.facility.rack_units)
+    floor = place_racks(compute, infra, p.spec.facility, p.spec.facility.rack_units)
+    if p.lock is None:
+        return floor
+    per_row = p.spec.facility.racks_per_row
+    positions = floor_positions(p.lock, [r.name for r in p.racks], per_row)
+    return Floor(positions, floor.facility, floor.rack_top_m)
 
 
 def _site_uplinks(p: Parts, models: dict[str, tuple[SwitchModel, str, str]]) -> list[RawLink]:
@@ -256,6 +264,11 @@ def build_links(p: Parts, floor: Floor) -> list[Link]:
             spots[pdu] = floor.spot(rack.name, p.spec.facility.rack_units // 2, 1)
     spots[cabling.SITE] = floor.site_spot()
     raws = raw_links(p)
+    if p.lock is not None:
+        models = {name: m for name, (m, _, _) in switch_models(p).items()}
+        if "compute" in reconcile(raws, p.lock, PortSpace(models)):
+            isl = {(a, b) for a, _, b, _ in p.graph.isl_links}
+            cabling.regroup_fabric(raws, set(p.graph.switch_names), isl)
     for lk in raws:
         lk.need_m = floor.length(spots[lk.a], spots[lk.b])
     choose_media(p.pc, raws)
