@@ -23,6 +23,7 @@ from generator.plan.lock.racks import floor_positions
 from generator.plan.models import Addresses, Link, Node, Switch
 from generator.plan.network import cabling, ethernet
 from generator.plan.network.address_table import AddressTable
+from generator.plan.network.fabric import reserved_ports, switch_port
 from generator.plan.network.media import RawLink, choose_media
 from generator.plan.network.side_networks import OOB_UPLINK_PORTS
 from generator.plan.parts import IB_MODEL, Parts
@@ -266,7 +267,12 @@ def build_links(p: Parts, floor: Floor) -> list[Link]:
     raws = raw_links(p)
     if p.lock is not None:
         models = {name: m for name, (m, _, _) in switch_models(p).items()}
-        if "compute" in reconcile(raws, p.lock, PortSpace(models)):
+        ib = p.pc.switches[IB_MODEL]
+        reserved = frozenset(
+            (leaf, switch_port(port, ib.ports_per_cage))
+            for leaf, port in reserved_ports(p.graph, p.nodes.fabric_slots)
+        )
+        if "compute" in reconcile(raws, p.lock, PortSpace(models), reserved):
             isl = {(a, b) for a, _, b, _ in p.graph.isl_links}
             cabling.regroup_fabric(raws, set(p.graph.switch_names), isl)
     for lk in raws:

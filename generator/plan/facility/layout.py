@@ -23,7 +23,7 @@ from generator.plan.facility.racks import (
     layout_racks,
     servers_per_rack,
 )
-from generator.plan.heads import HEAD_MODEL, Management
+from generator.plan.heads import HEAD_MODEL, UFM_MODEL, Management
 from generator.plan.lock.frontend import locked_frontend
 from generator.plan.lock.model import Lock
 from generator.plan.lock.racks import LockedPlacer
@@ -111,6 +111,7 @@ def solve_layout(
             server.max_power_kw,
             server.mount_below_u,
             outlets=outlets_of(server.psu_count, server.psu_w),
+            model=server.id,
         )
         for n in nodes.fabric_slots
         if n
@@ -189,12 +190,12 @@ def _su_groups(
     for g in range((slots + SU_NODES - 1) // SU_NODES):
         nodes = by_su.get(g + 1, [])
         net = [
-            Device(n, "switch", ib.rack_units, ib.power_kw)
+            Device(n, "switch", ib.rack_units, ib.power_kw, model=ib.id)
             for n, su in zip(graph.leaf_names, graph.leaf_su, strict=True)
             if su == g + 1
         ]
         net += [
-            Device(n, "switch", leaf.rack_units, leaf.power_kw)
+            Device(n, "switch", leaf.rack_units, leaf.power_kw, model=leaf.id)
             for n in fe.leaf_names
             if fe.leaf_group.get(n) == g + 1
         ]
@@ -263,25 +264,30 @@ def _infra_devices(
     head_cords = outlets_of(head.psu_count, head.psu_w)
     login_cords = outlets_of(login.psu_count, login.psu_w)
     out = [
-        Device(n, "node", head.rack_units, head.max_power_kw, outlets=head_cords)
+        Device(n, "node", head.rack_units, head.max_power_kw, outlets=head_cords, model=head.id)
         for n in (*mgmt.heads, *mgmt.service)
     ]
     out += [
-        Device(n, "node", login.rack_units, login.max_power_kw, outlets=login_cords)
-        for n in (*mgmt.login, *mgmt.ufm)
+        Device(n, "node", login.rack_units, login.max_power_kw, outlets=login_cords, model=model)
+        for names, model in ((mgmt.login, login.id), (mgmt.ufm, UFM_MODEL))
+        for n in names
     ]
-    out += [Device(n, "node", st.rack_units, st.power_w / 1000.0) for n in storage_names]
     out += [
-        Device(n, "switch", ib.rack_units, ib.power_kw)
+        Device(n, "node", st.rack_units, st.power_w / 1000.0, model=st.id) for n in storage_names
+    ]
+    out += [
+        Device(n, "switch", ib.rack_units, ib.power_kw, model=ib.id)
         for n in (*graph.core_names, *graph.spine_names, *graph.leaf_names)
     ]
     out += [
-        Device(n, "switch", spine.rack_units, spine.power_kw)
+        Device(n, "switch", spine.rack_units, spine.power_kw, model=spine.id)
         for n in (*fe.core_names, *fe.spine_names)
     ]
-    out += [Device(n, "switch", leaf.rack_units, leaf.power_kw) for n in fe.leaf_names]
+    out += [
+        Device(n, "switch", leaf.rack_units, leaf.power_kw, model=leaf.id) for n in fe.leaf_names
+    ]
     for net in side:
         for name, model, _ in net.switches:
             m = pc.switches[model]
-            out.append(Device(name, "switch", m.rack_units, m.power_kw))
+            out.append(Device(name, "switch", m.rack_units, m.power_kw, model=m.id))
     return out

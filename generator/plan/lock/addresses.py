@@ -75,8 +75,7 @@ def pin(lock: Lock, net: Network, ranges: dict[str, str], rails: list[str]) -> d
                 bad.append((owner, address, entry))
                 continue
             taken.add(off)
-            if entry.startswith("devices."):
-                hosts[owner] = off
+            hosts[owner] = off  # a retired switch the design brings back gets its own back
         if bad:
             raise _outside(lock, net, key, cidr, bad)
         out[key] = Pinned(hosts, frozenset(taken))
@@ -94,8 +93,8 @@ def _outside(
     )
     if f"{key}_cidr" in net.model_fields_set:
         hint = (
-            f"keep {field} at {lock.networks.get(key)} (the lock's range, or one that contains "
-            "it on the same base address), or plan with --fresh to renumber every device"
+            f"keep {field} at {lock.networks.get(key)} (the lock's range, or a wider one "
+            "that contains it), or plan with --fresh to renumber every device"
         )
         return PodplanError(
             "the plan would renumber devices already built",

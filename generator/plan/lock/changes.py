@@ -115,7 +115,7 @@ def compare(
     """Check ``lock`` against the new plan; raise on moved identities, note the rest."""
     _check_identities(lock, now)
     removed = [n for n in lock.devices if n not in now]
-    retired = dict(lock.retired)
+    retired = {n: a for n, a in lock.retired.items() if n not in now}  # back in use: revived
     for name in removed:
         retired[name] = dict(lock.devices[name].addresses)
     out = Outcome(
@@ -144,7 +144,7 @@ def _check_identities(lock: Lock, now: dict[str, Now]) -> None:
         if cur is None:
             continue
         moved = []
-        if (cur.rack, cur.u) != (d.rack, d.u):
+        if (cur.rack, cur.u) != (d.rack, d.u) and cur.model == d.model:
             moved.append(f"rack slot {d.rack} U{d.u} -> {cur.rack} U{cur.u}")
         for key, addr in d.addresses.items():
             if key in cur.addresses and cur.addresses[key] != addr:
@@ -175,15 +175,20 @@ def _device_notes(lock: Lock, now: dict[str, Now], removed: list[str]) -> list[s
             f"(not given out again): {hostlist(removed)}."
         )
     swaps: dict[tuple[str, str], list[str]] = {}
+    racked: list[str] = []
     for name, d in lock.devices.items():
         cur = now.get(name)
         if cur is not None and cur.model != d.model:
             swaps.setdefault((d.model, cur.model), []).append(name)
+            if (cur.rack, cur.u) != (d.rack, d.u):
+                racked.append(f"{name} {d.rack} U{d.u} -> {cur.rack} U{cur.u}")
     for (old, new), names in sorted(swaps.items()):
         notes.append(
-            f"Replaced in place (same name, addresses and rack slot): {hostlist(names)} "
+            f"Replaced by another model (same name and addresses): {hostlist(names)} "
             f"{old} -> {new}."
         )
+    if racked:
+        notes.append(f"No room for the new models in their old slot (space or power); they go: {'; '.join(racked)}.")
     return notes + _fabric_note(lock, now)
 
 

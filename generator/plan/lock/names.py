@@ -10,10 +10,11 @@
   the cluster size unchanged, new nodes replace them.
 * Fabric slots (``slots``): a GPU node's place in the scalable-unit layout, ``(su - 1) x 32 +
   its rail-0 leaf port - 1``, read from the locked cables to a scalable unit's rail-0 leaf
-  (``ib-leaf-su01-r0``). New nodes fill the slots of removed nodes first (their leaf ports
-  and, usually, their rack positions), then follow the last one. Small fabrics that fold
-  rails onto a few leaves (``ib-leaf-01``) have no such positions: their nodes keep their
-  order and ``ports`` keeps their cables.
+  (``ib-leaf-su01-r0``) of a fabric of several scalable units. New nodes fill the slots of
+  removed nodes first (their leaf ports and, usually, their rack positions), then follow the
+  last one. A fabric of one scalable unit or less sizes its leaves to the nodes (uplinks
+  start right after the last node port), so its ports are no positions: its nodes keep
+  their order and ``ports`` keeps their cables.
 """
 
 from __future__ import annotations
@@ -142,7 +143,10 @@ _SU_LEAF = re.compile(r"-su\d+-r0$")  # a scalable unit's rail-0 leaf: port = sl
 
 def fabric_slots(lock: Lock, kept: list[str], new: list[str], per_cage: int) -> list[str | None]:
     """Slot order of the GPU nodes: locked nodes at their slots, new ones in the gaps."""
-    rail0 = {c.a: c for c in lock.cables if c.a_port == "mlx5_0" and _SU_LEAF.search(c.b)}
+    multi_su = any((d.su or 1) > 1 for d in lock.with_role("compute-leaf"))
+    rail0 = {
+        c.a: c for c in lock.cables if multi_su and c.a_port == "mlx5_0" and _SU_LEAF.search(c.b)
+    }
     slots: dict[int, str] = {}
     loose = []
     for name in sorted(kept, key=natural):

@@ -69,6 +69,7 @@ class _Ports:
     def __init__(self, space: PortSpace) -> None:
         self.space = space
         self.used: set[tuple[str, str]] = set()
+        self.reserved: frozenset[tuple[str, str]] = frozenset()
 
     def ok(self, device: str, port: str, cage: str) -> bool:
         if (device, port) in self.used:
@@ -86,17 +87,32 @@ class _Ports:
         got = self.space.ports(device)
         assert got is not None
         names, cages = got
+        spare = None
         for name in names:
             if cages[name] == cage and (device, name) not in self.used:
-                return name
-        raise AssertionError(f"{device} has no free {cage} port")  # the design counts ports
+                if (device, name) not in self.reserved:
+                    return name
+                spare = spare or name
+        if spare is None:  # the design counts ports: this cannot happen
+            raise AssertionError(f"{device} has no free {cage} port")
+        return spare
 
 
-def reconcile(raws: list[RawLink], lock: Lock, space: PortSpace) -> set[str]:
+def reconcile(
+    raws: list[RawLink],
+    lock: Lock,
+    space: PortSpace,
+    reserved: frozenset[tuple[str, str]] = frozenset(),
+) -> set[str]:
     """Put ``raws`` on their locked ports where the design allows; returns the networks
-    whose links now differ from the design's ports."""
+    whose links now differ from the design's ports. ``reserved``: ports the design keeps
+    free (growth slots), used by other cables only when nothing else is free."""
     before = [(lk.a_port, lk.b, lk.b_port) for lk in raws]
     m = _Matcher(lock, space)
+    m.ports.reserved = reserved
+    # a host's own port on the design is protected from switch-to-switch cables kept from
+    # the lock (an uplink the old design put where a node now belongs moves instead)
+    m.protected = reserved | {(lk.b, lk.b_port) for lk in raws if m.host_end(lk)}
     floating = [lk for lk in raws if lk.a_port in FLOATING and lk.a not in space.models]
     m.match([lk for lk in raws if not (lk.a_port in FLOATING and lk.a not in space.models)])
     # subnet-manager ports last: they stay on their locked switch only where the design
@@ -122,6 +138,7 @@ class _Matcher:
         self.ports = _Ports(space)
         self.exact = {c[:4] for c in lock.cables}
         self.consumed: set[tuple[str, str, str, str]] = set()
+        self.protected: frozenset[tuple[str, str]] | set[tuple[str, str]] = frozenset()
 
     @cached_property
     def by_host(self) -> dict[tuple[str, str], Cable]:
@@ -162,7 +179,8 @@ class _Matcher:
                 todo.append(lk)
         if not todo:
             return
-        todo = [lk for lk in todo if not self.keep(lk)]
+        todo = [lk for lk in todo if not (self.host_end(lk) and self.keep(lk))]
+        todo = [lk for lk in todo if self.host_end(lk) or not self.keep(lk)]
         rest = []
         for lk in todo:
             if (lk.a, lk.a_port) not in used and (lk.b, lk.b_port) not in used:
@@ -193,7 +211,9 @@ class _Matcher:
             return False
         for c in self.by_pair.get((lk.a, lk.b), ()):
             key = c[:4]
-            if key in self.consumed:
+            if key in self.consumed or (lk.a, c.a_port) in self.protected:
+                continue
+            if (lk.b, c.b_port) in self.protected:
                 continue
             if ports.ok(lk.a, c.a_port, lk.a_cage) and ports.ok(lk.b, c.b_port, lk.b_cage):
                 self.consumed.add(key)

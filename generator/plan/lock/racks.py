@@ -11,8 +11,10 @@ has ports. When no rack has room a new rack is added, named after the last one a
 at the first free floor position (row by row). A rack left empty goes; a rack keeps its
 PDUs (more when its load needs them).
 
-A locked device that no longer fits its slot (a taller model, fewer ``facility.rack_units``)
-is an error naming it; nothing is moved silently.
+A locked device that no longer fits its slot is an error naming it (fewer
+``facility.rack_units``, a hand-edited lock); nothing is moved silently. The one exception is
+a device the design replaces by another model (a larger storage back-end switch): the new
+box goes where there is room, and the plan notes say where.
 """
 
 from __future__ import annotations
@@ -72,15 +74,55 @@ class LockedPlacer:
     def place(self, devices: list[tuple[Device, Class]]) -> list[RackLayout]:
         racks = {name: _Rack(RackLayout(name, kind=r.kind)) for name, r in self.lock.racks.items()}
         new: list[tuple[Device, Class]] = []
+        swapped: list[tuple[Device, Class]] = []
         for dev, cls in devices:
             spot = self.lock.devices.get(dev.name)
             if spot is None or spot.rack not in racks:
                 new.append((dev, cls))
-                continue
-            self._pin(racks[spot.rack], dev, spot.u, cls)
+            elif dev.model and dev.model != spot.model:
+                swapped.append((dev, cls))
+            else:
+                self._pin(racks[spot.rack], dev, spot.u, cls)
+        self._check_limits(racks)
+        for dev, cls in swapped:  # another model now: its old slot if it fits there
+            spot = self.lock.devices[dev.name]
+            if not self._pin(racks[spot.rack], dev, spot.u, cls):
+                new.append((dev, cls))
         for dev, cls in new:
             self._fit(racks, dev, cls)
         return self._finish(racks)
+
+    def _check_limits(self, racks: dict[str, _Rack]) -> None:
+        """Racks of devices already built within today's power budget and reserve."""
+        for name in sorted(racks, key=natural):
+            layout = racks[name].layout
+            kw = layout.power_kw
+            room = self._room_kw(layout.kind) + self.oob.power_kw
+            top = max((u for _, u in racks[name].taken), default=0)
+            limit = self._top(layout.kind, Device("", "", 1, 0.0))
+            if kw <= room + EPS and top <= limit:
+                continue
+            field = "facility.rack_power_kw" if kw > room + EPS else "facility.rack_units"
+            what = f"{kw:.1f} kW" if kw > room + EPS else f"devices up to U{top}"
+            allowed = f"{room:.1f} kW" if kw > room + EPS else f"U{limit}"
+            raise PodplanError(
+                "racks already built do not fit today's facility settings",
+                problems=[
+                    Problem(
+                        path=field,
+                        message=(
+                            f"{name} ({layout.kind}) holds {what} of devices already built; "
+                            f"the settings leave {allowed} (with the reserve of "
+                            "infrastructure racks)"
+                        ),
+                        hint=(
+                            "keep facility.rack_power_kw, rack_units, reserve_u and "
+                            "reserve_power_fraction as planned, or plan with --fresh to lay "
+                            "out every rack again"
+                        ),
+                    )
+                ],
+            )
 
     def _top(self, kind: str, dev: Device) -> int:
         b = self.budget
@@ -93,28 +135,38 @@ class LockedPlacer:
             return b.power_kw - self.oob.power_kw
         return b.power_kw * (1.0 - b.reserve_fraction) - self.oob.power_kw
 
-    def _pin(self, rack: _Rack, dev: Device, u: int, cls: Class) -> None:
+    def _pin(self, rack: _Rack, dev: Device, u: int, cls: Class) -> bool:
+        """Put ``dev`` back in its locked slot; False when it is now another model that no
+        longer fits there (it is placed like a new device)."""
         top = self.budget.units - self.oob.height_u
         last = u + dev.height_u - 1
         clash = any(not (last < a or u > b) for a, b in rack.taken)
-        if last > min(top, dev.mount_below_u or top) or clash:
-            d = self.lock.devices[dev.name]
-            why = "overlaps another device" if clash else f"would reach U{last}, above U{top}"
+        limit = min(top, dev.mount_below_u or top)
+        d = self.lock.devices[dev.name]
+        swapped = bool(dev.model) and dev.model != d.model
+        if swapped:  # a new box: within the rack's limits for new devices, or elsewhere
+            kw = rack.layout.power_kw + dev.power_kw
+            if clash or last > self._top(cls[0], dev) or kw > self._room_kw(rack.layout.kind) + EPS:
+                return False
+        if last > limit or clash:
+            why = "overlaps another device" if clash else f"would reach U{last}, above U{limit}"
             raise PodplanError(
                 "a device already built no longer fits its rack slot",
-                problems=[
+                self.lock.path,
+                [
                     Problem(
-                        path="facility.rack_units",
-                        message=(
-                            f"{dev.name} ({dev.height_u}U) in {rack.layout.name} at U{u} {why} "
-                            f"(plan lock, line {d.line})"
+                        path=f"devices.{dev.name}.u",
+                        line=d.line,
+                        message=f"{dev.name} ({dev.height_u}U) in {rack.layout.name} at U{u} {why}",
+                        hint=(
+                            "keep facility.rack_units and the server models the lock was "
+                            "planned with, or plan with --fresh to lay out every rack again"
                         ),
-                        hint="keep the rack size and server models of the lock, or plan with "
-                        "--fresh to lay out every rack again",
                     )
                 ],
             )
         rack.add(dev, u, cls)
+        return True
 
     def _fits(self, rack: _Rack, dev: Device, cls: Class) -> int | None:
         kind = cls[0]

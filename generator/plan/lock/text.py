@@ -244,9 +244,14 @@ def parse_lock(text: str, path: str) -> Lock:
         seen.add(key)
         r.lock.lines[key] = i + 1
         i = handlers[key](r, i, value.strip(), n)
-    missing = [k for k in ("lock", "cluster", "networks", "devices") if k not in seen]
+    missing = [k for k in handlers if k not in seen]
     if missing:
-        r.fail(len(r.lines), missing[0], "section missing", ", ".join(handlers))
+        r.fail(
+            len(r.lines),
+            missing[0],
+            "section missing (the file is cut short, or a section was deleted)",
+            ", ".join(handlers),
+        )
     _check_references(r)
     return r.lock
 

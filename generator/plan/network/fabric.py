@@ -303,17 +303,26 @@ def plane_links(
     return out
 
 
+def reserved_ports(graph: FabricGraph, nodes: Sequence[str | None]) -> list[tuple[str, int]]:
+    """(leaf, port) of every node slot without a node (growth slots, slots of removed
+    nodes): they stay free for the nodes to come."""
+    shape, leaves = graph.shape, graph.leaf_names
+    free = [i for i in range(shape.designed_nodes) if i >= len(nodes) or nodes[i] is None]
+    out = []
+    for slot in free:
+        for rail in range(shape.rails):
+            li, port = _leaf_slot(shape, slot, rail)
+            out.append((leaves[li], port))
+    return out
+
+
 def _used_ports(graph: FabricGraph, nodes: Sequence[str | None]) -> dict[str, set[int]]:
     used: dict[str, set[int]] = {n: set() for n in graph.switch_names}
     leaves = graph.leaf_names
     for _, _, li, port in graph.node_links:
         used[leaves[li]].add(port)
-    shape = graph.shape
-    free = [i for i in range(shape.designed_nodes) if i >= len(nodes) or nodes[i] is None]
-    for slot in free:  # growth slots and slots of removed nodes stay reserved
-        for rail in range(shape.rails):
-            li, port = _leaf_slot(shape, slot, rail)
-            used[leaves[li]].add(port)
+    for leaf, port in reserved_ports(graph, nodes):
+        used[leaf].add(port)
     for a, ap, b, bp in (*graph.up_links, *graph.isl_links, *graph.core_links):
         used[a].add(ap)
         used[b].add(bp)
