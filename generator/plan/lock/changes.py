@@ -219,15 +219,15 @@ def _cable_notes(
 ) -> list[str]:
     pdus = {s.device for r in racks for s in r.slots if s.kind == "pdu"}
     here = set(now) | pdus | {SITE}
-    have = set(map(attrgetter("a", "a_port", "b", "b_port"), links))
+    lost = lock.cable_keys.difference(map(attrgetter("a", "a_port", "b", "b_port"), links))
     by_device: dict[str, list[str]] = {}
     count = 0
-    for c in lock.cables:
-        if c[:4] not in have and c.a in here and c.b in here:
+    for a, a_port, b, b_port in lost:  # the order does not matter: ports are sorted below
+        if a in here and b in here:
             count += 1
-            by_device.setdefault(c.b, []).append(c.b_port)
-            if c.a in now and now[c.a].role not in ("compute", "spare", "head", "mgmt", "login"):
-                by_device.setdefault(c.a, []).append(c.a_port)
+            by_device.setdefault(b, []).append(b_port)
+            if a in now and now[a].role not in ("compute", "spare", "head", "mgmt", "login"):
+                by_device.setdefault(a, []).append(a_port)
     if not count:
         return []
     parts = [

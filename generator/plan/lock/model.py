@@ -8,6 +8,8 @@ slot that no longer fits) can point at it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
+from operator import itemgetter
 from typing import NamedTuple
 
 ADDRESS_KEYS = ("oob", "mgmt", "frontend", "fabric")
@@ -75,6 +77,11 @@ class Lock:
     retired: dict[str, dict[str, str]]
     changes: list[str]
     lines: dict[str, int] = field(default_factory=dict)
+
+    @cached_property
+    def cable_keys(self) -> set[tuple[str, str, str, str]]:
+        """Every cable as (a, a_port, b, b_port)."""
+        return set(map(itemgetter(0, 1, 2, 3), self.cables))
 
     def with_role(self, *roles: str) -> list[LockedDevice]:
         return [d for d in self.devices.values() if d.role in roles]

@@ -19,6 +19,7 @@ What moved is reported by ``changes``.
 from __future__ import annotations
 
 from functools import cached_property
+from operator import attrgetter
 
 from generator.plan.catalog_models import SwitchModel
 from generator.plan.lock.model import Cable, Lock
@@ -28,6 +29,7 @@ from generator.plan.network.fabric import switch_port
 from generator.plan.network.media import RawLink
 
 SITE = "site-network"
+_ENDS = attrgetter("a", "a_port", "b", "b_port")
 FLOATING = {"ib0"}  # subnet-manager ports: any fabric switch will do
 MGMT_PORT = "mgmt"  # a switch's management port (out of band): one cable, like a host port
 
@@ -107,6 +109,9 @@ def reconcile(
     """Put ``raws`` on their locked ports where the design allows; returns the networks
     whose links now differ from the design's ports. ``reserved``: ports the design keeps
     free (growth slots), used by other cables only when nothing else is free."""
+    keys = list(map(_ENDS, raws))
+    if lock.cable_keys.issuperset(keys):  # every cable where the lock has it: nothing to do
+        return set()
     before = [(lk.a_port, lk.b, lk.b_port) for lk in raws]
     m = _Matcher(lock, space)
     m.ports.reserved = reserved
@@ -136,7 +141,7 @@ class _Matcher:
         self.space = space
         self.lock = lock
         self.ports = _Ports(space)
-        self.exact = {c[:4] for c in lock.cables}
+        self.exact = lock.cable_keys
         self.consumed: set[tuple[str, str, str, str]] = set()
         self.protected: frozenset[tuple[str, str]] | set[tuple[str, str]] = frozenset()
 
