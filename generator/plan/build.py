@@ -100,7 +100,7 @@ def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog, lock: Lock | None
     nodes = plan_compute(spec, sizing, stats)
     ib = pc.switches[IB_MODEL]
     if lock:
-        nodes = lock_names.compute(nodes, spec, lock, ib.ports_per_cage)
+        nodes = lock_names.compute(nodes, spec, lock)
     rails = _rails(spec, server, len(nodes.compute) + len(nodes.spares))
     mgmt = plan_management(spec, rails > 0, len(nodes.compute), pc.management)
     if lock:

@@ -23,7 +23,7 @@ from generator.plan.lock.racks import floor_positions
 from generator.plan.models import Addresses, Link, Node, Switch
 from generator.plan.network import cabling, ethernet
 from generator.plan.network.address_table import AddressTable
-from generator.plan.network.fabric import reserved_ports, switch_port
+from generator.plan.network.fabric import SU_NODES, reserved_ports, switch_port
 from generator.plan.network.media import RawLink, choose_media
 from generator.plan.network.side_networks import OOB_UPLINK_PORTS
 from generator.plan.parts import IB_MODEL, Parts
@@ -59,6 +59,7 @@ def build_nodes(p: Parts, a: AddressTable) -> list[Node]:
     """Every server with its role, model, rack position and addresses."""
     place = placements(p)
     su = p.graph.node_su
+    slot = {n: i % SU_NODES + 1 for i, n in enumerate(p.nodes.fabric_slots) if n}
     gpus = p.sizing.gpus_per_node
     gpu = p.spec.hardware.gpu
     server = p.server.id
@@ -84,6 +85,7 @@ def build_nodes(p: Parts, a: AddressTable) -> list[Node]:
             gpus=extra.get("gpus", 0),
             gpu=extra.get("gpu"),
             su=extra.get("su"),
+            slot=slot.get(name) if "su" in extra else None,
         )
 
     m = p.mgmt

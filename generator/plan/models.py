@@ -53,6 +53,11 @@ class Node(Frozen):
     gpus: int = 0
     gpu: str | None = None
     su: int | None = Field(default=None, description="Scalable unit, for compute nodes.")
+    slot: int | None = Field(
+        default=None,
+        description="Position in the scalable unit (1-32), for compute nodes: its leaf port "
+        "in the reference cabling, kept by the plan lock.",
+    )
     addresses: Addresses = Field(default_factory=Addresses)
 
 

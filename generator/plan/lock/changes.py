@@ -132,6 +132,14 @@ def compare(
     gone = sorted((r for r in lock.racks if r not in standing), key=natural)
     if gone:
         notes.append(f"Racks emptied and removed: {hostlist(gone)}.")
+    pdus = [
+        f"{r.name} {lock.racks[r.name].pdus} -> {n}"
+        for r in racks
+        if r.name in lock.racks
+        and (n := sum(1 for x in r.slots if x.kind == "pdu")) != lock.racks[r.name].pdus
+    ]
+    if pdus:
+        notes.append(f"PDUs added where the rack's load grew: {'; '.join(pdus)}.")
     if notes:
         out.notes = out.changed = [f"Changes against the plan lock: {notes[0]}", *notes[1:]]
     return out
@@ -188,7 +196,8 @@ def _device_notes(lock: Lock, now: dict[str, Now], removed: list[str]) -> list[s
             f"{old} -> {new}."
         )
     if racked:
-        notes.append(f"No room for the new models in their old slot (space or power); they go: {'; '.join(racked)}.")
+        where = "; ".join(racked)
+        notes.append(f"No room for the new models in their old slot (space or power): {where}.")
     return notes + _fabric_note(lock, now)
 
 

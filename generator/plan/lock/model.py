@@ -46,6 +46,7 @@ class LockedDevice:
     addresses: dict[str, str] = field(default_factory=dict)
     su: int | None = None
     line: int = 0
+    slot: int | None = None  # GPU nodes: position in the scalable unit, 1-32
 
     @property
     def is_switch(self) -> bool:

@@ -9,17 +9,15 @@
   spare has a lower number. ``hardware.remove_nodes`` names the nodes to take out first; with
   the cluster size unchanged, new nodes replace them.
 * Fabric slots (``slots``): a GPU node's place in the scalable-unit layout, ``(su - 1) x 32 +
-  its rail-0 leaf port - 1``, read from the locked cables to a scalable unit's rail-0 leaf
-  (``ib-leaf-su01-r0``) of a fabric of several scalable units. New nodes fill the slots of
-  removed nodes first (their leaf ports and, usually, their rack positions), then follow the
-  last one. A fabric of one scalable unit or less sizes its leaves to the nodes (uplinks
-  start right after the last node port), so its ports are no positions: its nodes keep
-  their order and ``ports`` keeps their cables.
+  slot - 1``, as the lock records it (``su``, ``slot``). New nodes fill the slots of removed
+  nodes first (their leaf ports in the reference cabling and, usually, their rack
+  positions), then follow the last one. The slot is recorded rather than read from the
+  node's leaf port because a kept cable need not sit on the reference port (a small fabric
+  sizes its leaves to the nodes, so its ports shift as it grows; ``ports`` keeps them).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from generator.errors import PodplanError, Problem
@@ -103,7 +101,7 @@ def _removals(spec: Spec, lock: Lock) -> set[str]:
     return out
 
 
-def compute(fresh: ComputeNodes, spec: Spec, lock: Lock, ports_per_cage: int) -> ComputeNodes:
+def compute(fresh: ComputeNodes, spec: Spec, lock: Lock) -> ComputeNodes:
     """``fresh``'s counts of compute nodes and spares, locked names kept (see module doc)."""
     drop = _removals(spec, lock)
     n, s = len(fresh.compute), len(fresh.spares)
@@ -120,7 +118,7 @@ def compute(fresh: ComputeNodes, spec: Spec, lock: Lock, ports_per_cage: int) ->
     add_c = n - len(keep_c)
     compute_names = keep_c + new[:add_c]
     spare_names = keep_s + new[add_c:]
-    slots = fabric_slots(lock, [*keep_c, *keep_s], new, ports_per_cage)
+    slots = fabric_slots(lock, [*keep_c, *keep_s], new)
     return ComputeNodes(compute_names, spare_names, fresh.spares_auto, slots)
 
 
@@ -131,29 +129,13 @@ def _width(lock: Lock, names: list[str]) -> int | None:
     return None
 
 
-def _port_number(port: str, per_cage: int) -> int | None:
-    cage, sep, sub = port.partition("/")
-    if not (sep and cage.isdigit() and sub.isdigit()):
-        return None
-    return (int(cage) - 1) * per_cage + int(sub)
-
-
-_SU_LEAF = re.compile(r"-su\d+-r0$")  # a scalable unit's rail-0 leaf: port = slot + 1
-
-
-def fabric_slots(lock: Lock, kept: list[str], new: list[str], per_cage: int) -> list[str | None]:
+def fabric_slots(lock: Lock, kept: list[str], new: list[str]) -> list[str | None]:
     """Slot order of the GPU nodes: locked nodes at their slots, new ones in the gaps."""
-    multi_su = any((d.su or 1) > 1 for d in lock.with_role("compute-leaf"))
-    rail0 = {
-        c.a: c for c in lock.cables if multi_su and c.a_port == "mlx5_0" and _SU_LEAF.search(c.b)
-    }
     slots: dict[int, str] = {}
     loose = []
     for name in sorted(kept, key=natural):
-        cable = rail0.get(name)
-        num = _port_number(cable.b_port, per_cage) if cable else None
-        su = lock.devices[name].su or 1
-        slot = (su - 1) * SU_NODES + num - 1 if num and num <= SU_NODES else None
+        d = lock.devices[name]
+        slot = ((d.su or 1) - 1) * SU_NODES + d.slot - 1 if d.slot else None
         if slot is None or slot in slots:
             loose.append(name)
         else:

@@ -115,9 +115,6 @@ def reconcile(
     before = [(lk.a_port, lk.b, lk.b_port) for lk in raws]
     m = _Matcher(lock, space)
     m.ports.reserved = reserved
-    # a host's own port on the design is protected from switch-to-switch cables kept from
-    # the lock (an uplink the old design put where a node now belongs moves instead)
-    m.protected = reserved | {(lk.b, lk.b_port) for lk in raws if m.host_end(lk)}
     floating = [lk for lk in raws if lk.a_port in FLOATING and lk.a not in space.models]
     m.match([lk for lk in raws if not (lk.a_port in FLOATING and lk.a not in space.models)])
     # subnet-manager ports last: they stay on their locked switch only where the design
@@ -143,7 +140,6 @@ class _Matcher:
         self.ports = _Ports(space)
         self.exact = lock.cable_keys
         self.consumed: set[tuple[str, str, str, str]] = set()
-        self.protected: frozenset[tuple[str, str]] | set[tuple[str, str]] = frozenset()
 
     @cached_property
     def by_host(self) -> dict[tuple[str, str], Cable]:
@@ -216,9 +212,8 @@ class _Matcher:
             return False
         for c in self.by_pair.get((lk.a, lk.b), ()):
             key = c[:4]
-            if key in self.consumed or (lk.a, c.a_port) in self.protected:
-                continue
-            if (lk.b, c.b_port) in self.protected:
+            reserved = self.ports.reserved  # growth slots: a kept uplink moves off them
+            if key in self.consumed or (lk.a, c.a_port) in reserved or (lk.b, c.b_port) in reserved:
                 continue
             if ports.ok(lk.a, c.a_port, lk.a_cage) and ports.ok(lk.b, c.b_port, lk.b_cage):
                 self.consumed.add(key)

@@ -12,7 +12,7 @@ gives the same data), so it diffs one line per device and one line per cable::
     racks:
       r01: {kind: compute, row: 1, position: 1, pdus: 2}
     devices:
-      gpu001: {role: compute, model: xe9680, rack: r01, u: 1, su: 1, oob: IP, mgmt: IP, ...}
+      gpu001: {role: compute, model: xe9680, rack: r01, u: 1, su: 1, slot: 1, oob: IP, ...}
     cables:                       # per switch (or the site network): port: device port
       ib-leaf-su01-r0:
         1/1: gpu001 mlx5_0
@@ -45,6 +45,7 @@ from generator.plan.lock.model import (
     LockedRack,
 )
 from generator.plan.models import ClusterPlan
+from generator.plan.network.fabric import SU_NODES
 from generator.render.files import commented_header
 
 LOCK_FILE = "plan.lock.yaml"
@@ -134,8 +135,8 @@ def _device_lines(plan: ClusterPlan) -> list[str]:
         fabric = a.fabric[0].address if a.fabric else None
         items = [
             ("role", n.role), ("model", n.model), ("rack", n.rack), ("u", n.u), ("su", n.su),
-            ("oob", _bare(a.bmc)), ("mgmt", _bare(a.mgmt)), ("frontend", _bare(a.frontend)),
-            ("fabric", _bare(fabric)),
+            ("slot", n.slot), ("oob", _bare(a.bmc)), ("mgmt", _bare(a.mgmt)),
+            ("frontend", _bare(a.frontend)), ("fabric", _bare(fabric)),
         ]  # fmt: skip
         rows.append((n.name, _flow(items)))
     for s in plan.switches:
@@ -375,7 +376,7 @@ def _racks(r: _Reader, i: int, value: str, n: int) -> int:
     return end
 
 
-_DEVICE_KEYS = ("role", "model", "rack", "u", "su", *ADDRESS_KEYS)
+_DEVICE_KEYS = ("role", "model", "rack", "u", "su", "slot", *ADDRESS_KEYS)
 
 
 def _devices(r: _Reader, i: int, value: str, n: int) -> int:
@@ -390,6 +391,9 @@ def _devices(r: _Reader, i: int, value: str, n: int) -> int:
         if name in r.lock.devices:
             r.fail(j + 1, where, f"{name} is listed twice")
         su = r.number(f["su"], j + 1, f"{where}.su") if "su" in f else None
+        slot = r.number(f["slot"], j + 1, f"{where}.slot") if "slot" in f else None
+        if slot is not None and slot > SU_NODES:
+            r.fail(j + 1, f"{where}.slot", f"{slot} is not a position in a scalable unit", "1-32")
         addrs = {k: r.address(f[k], j + 1, f"{where}.{k}", k, name) for k in ADDRESS_KEYS if k in f}
         r.lock.devices[name] = LockedDevice(
             name,
@@ -400,6 +404,7 @@ def _devices(r: _Reader, i: int, value: str, n: int) -> int:
             addrs,
             su,
             j + 1,
+            slot,
         )
         r.lock.lines[where] = j + 1
     return end
