@@ -42,6 +42,9 @@ def host_vars(node: Node) -> dict[str, Any]:
         "podplan_rack_u": node.u,
         "podplan_role": node.role,
     }
+    if node.addresses.frontend:
+        # The roles find the front-end interface by this address (NCCL_SOCKET_IFNAME).
+        out["podplan_frontend_address"] = node.addresses.frontend.split("/")[0]
     if node.addresses.fabric:
         out["podplan_fabric_addresses"] = [
             {"rail": f.rail, "device": f.device, "address": f.address}
@@ -64,8 +67,42 @@ def slurm_vars(plan: ClusterPlan) -> dict[str, Any]:
         "slurm_dbd_host": s.dbd_host,
         "slurm_accounting_enabled": True,
         "slurm_nodesets": [ns.model_dump() for ns in s.nodesets],
-        "slurm_partitions": [p.model_dump() for p in s.partitions],
+        "slurm_partitions": [p.model_dump(exclude_none=True) for p in s.partitions],
         "slurm_topology": [t.model_dump(exclude_none=True) for t in s.topology],
+    }
+
+
+def fabric_vars(plan: ClusterPlan) -> dict[str, Any]:
+    """``group_vars/slurm_cluster/fabric.yml``: the GPU fabric the fabric role configures.
+
+    Rails in rail order (``NCCL_IB_HCA`` and the IPoIB subnets follow it), each with the HCA
+    the plan cables to that rail's leaf and the link rate the health and pre-flight checks
+    expect; where the subnet manager runs (opensm on the heads, or the UFM appliances).
+    """
+    compute = {n.name for n in plan.nodes_with_role("compute", "spare")}
+    rates: dict[str, int] = {}
+    for link in plan.links:
+        if link.network == "compute" and link.a in compute:
+            rates.setdefault(link.a_port, link.speed_gbps)
+    sample = next((n for n in plan.nodes_with_role("compute") if n.addresses.fabric), None)
+    rails = [
+        {
+            "rail": f.rail,
+            "device": f.device,
+            "cidr": plan.network.rail_cidrs[f.rail],
+            "rate_gbps": rates.get(f.device, 0),
+        }
+        for f in (sample.addresses.fabric if sample else [])
+    ]
+    manager = plan.fabric.subnet_manager
+    return {
+        "fabric_enabled": bool(rails),
+        "fabric_rails": rails,
+        "fabric_subnet_manager": manager,
+        "fabric_opensm_hosts": list(plan.scheduler.controllers)
+        if manager == "opensm" and rails
+        else [],
+        "fabric_ufm_hosts": [n.name for n in plan.nodes_with_role("ufm")],
     }
 
 
@@ -114,6 +151,7 @@ def emit_slurm_inventory(plan: ClusterPlan) -> list[OutFile]:
             f"{base}/group_vars/slurm_cluster/storage.yml", dump_yaml(storage_vars(plan), spec)
         ),
         OutFile(f"{base}/group_vars/slurm_cluster/nvidia.yml", dump_yaml(nvidia_vars(), spec)),
+        OutFile(f"{base}/group_vars/slurm_cluster/fabric.yml", dump_yaml(fabric_vars(plan), spec)),
     ]
     for node in plan.nodes:
         if node.name in members:

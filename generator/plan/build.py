@@ -217,6 +217,7 @@ def _scheduler(p: Parts) -> SchedulerPlan:
         p.gpu,
         p.sizing.gpus_per_node,
         p.shape,
+        p.spec.hardware.node_shape,
     )
 
 

@@ -242,6 +242,15 @@ class NodeSet(Frozen):
     gpu_count: int
     gpu_files: str
     features: list[str] = Field(default_factory=list)
+    core_spec_count: int = Field(
+        default=0, description="Cores per node kept for the OS and daemons (CoreSpecCount)."
+    )
+    mem_spec_limit_mb: int = Field(
+        default=0, description="Memory per node kept for the OS and daemons (MemSpecLimit)."
+    )
+    memory_gb: float = Field(
+        default=0, description="Installed memory the plan assumes (the pre-flight check's basis)."
+    )
 
 
 class Partition(Frozen):
@@ -249,6 +258,15 @@ class Partition(Frozen):
     nodesets: list[str]
     default: bool = False
     max_time: str = "INFINITE"
+    default_time: str | None = Field(
+        default=None, description="DefaultTime: the limit of a job that asks for none."
+    )
+    def_cpu_per_gpu: int | None = Field(
+        default=None, description="DefCpuPerGPU: CPUs a job gets per GPU unless it asks."
+    )
+    def_mem_per_gpu_mb: int | None = Field(
+        default=None, description="DefMemPerGPU: memory a job gets per GPU unless it asks."
+    )
 
 
 class TopologySwitch(Frozen):

@@ -48,6 +48,7 @@ __all__ = [
     "InlineArchitecture",
     "Mlp",
     "Network",
+    "NodeShape",
     "Parallelism",
     "Precision",
     "Provisioning",
@@ -254,6 +255,25 @@ Workload = Annotated[
 ]
 
 
+class NodeShape(SpecModel):
+    """The compute node's CPUs and memory as installed; unset fields come from the catalog.
+
+    Slurm's node definition (and what a job may ask for) follows this shape, and the
+    Ansible pre-flight play compares it with ``slurmd -C`` on every node before deploying.
+    """
+
+    sockets: int | None = Field(default=None, ge=1, le=8, description="CPU sockets.")
+    cores_per_socket: int | None = Field(
+        default=None, ge=1, le=512, description="Physical cores per socket."
+    )
+    threads_per_core: int | None = Field(
+        default=None, ge=1, le=8, description="Hardware threads per core (2 with SMT on)."
+    )
+    memory_gb: float | None = Field(
+        default=None, gt=0, description="Installed memory (GB, as ordered: 1024 for 1 TB)."
+    )
+
+
 class Hardware(SpecModel):
     """Which server and GPU to build from, and optionally a fixed size."""
 
@@ -269,6 +289,10 @@ class Hardware(SpecModel):
     hot_spares: int | Literal["auto"] = Field(
         default=0,
         description="Spare compute nodes: a number, or 'auto' from the reliability model.",
+    )
+    node_shape: NodeShape = Field(
+        default_factory=NodeShape,
+        description="Compute node sockets, cores, threads and memory; catalog defaults otherwise.",
     )
 
     remove_nodes: list[str] = Field(

@@ -261,3 +261,35 @@ def test_validate_accepts_every_generated_slurm_inventory(tmp_path: Path) -> Non
     for inventory in inventories:
         r = _validate(inventory)
         assert r.returncode == 0, f"{inventory}:\n{r.stdout}{r.stderr}"
+
+
+def _plays(name: str) -> list[dict[str, Any]]:
+    """The plays of a playbook, with imported playbooks expanded in place."""
+    plays: list[dict[str, Any]] = []
+    for play in yaml.safe_load((ANSIBLE / name).read_text(encoding="utf-8")):
+        imported = play.get("ansible.builtin.import_playbook") or play.get("import_playbook")
+        plays += _plays(imported) if imported else [play]
+    return plays
+
+
+def test_site_runs_slurm_daemons_in_upgrade_order_and_rolls_slurmd() -> None:
+    """slurmdbd, then the controllers one at a time, then slurmd a batch at a time, then the
+    clients; the pre-flight check before anything changes, acceptance last."""
+    plays = _plays("site.yml")
+    hosts = [p["hosts"] for p in plays]
+    daemons = [
+        h for h in hosts if h in ("slurm_dbd", "slurm_controller", "slurm_compute", "slurm_login")
+    ]
+    assert daemons[-4:] == ["slurm_dbd", "slurm_controller", "slurm_compute", "slurm_login"]
+    by_hosts = {p["hosts"]: p for p in plays if p["hosts"] in daemons}
+    assert by_hosts["slurm_controller"]["serial"] == 1
+    assert "slurm_rolling_batch" in str(by_hosts["slurm_compute"]["serial"])
+    assert by_hosts["slurm_compute"]["max_fail_percentage"] == 0
+    names = [p["name"] for p in plays]
+    assert names.index("Compare every compute node with the plan") < names.index(
+        "Prepare every cluster host"
+    )
+    assert names[-1] == "Accept the cluster" and plays[-1]["tags"] == ["acceptance"]
+    assert all(p.get("become") is True for p in plays if p["hosts"] != "localhost"), [
+        p["name"] for p in plays if p["hosts"] != "localhost" and not p.get("become")
+    ]

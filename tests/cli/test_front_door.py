@@ -265,5 +265,6 @@ def test_a_price_book_error_is_located_and_human(tmp_path: Path) -> None:
     spec = write(tmp_path, GOOD + "prices: prices.yaml\n")
     r = podplan("bom", str(spec))
     assert r.code == 2
-    assert r.err == _error(book.resolve(), 2, "items.xe9680-h100-sxm.usd: must be a number, not 'lots'",
+    assert r.err == _error(book.resolve(), 2,
+                           "items.xe9680-h100-sxm.usd: must be a number, not 'lots'",
                            "price book does not validate")

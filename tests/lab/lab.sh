@@ -9,12 +9,12 @@
 #   lab.sh up INVENTORY_DIR      boot one container per slurm_cluster host of INVENTORY_DIR
 #   lab.sh playbook INV [ARG...] run ansible/site.yml against the lab (lab-vars.yml applied)
 #   lab.sh ops CMD [ARG...]      run CMD in the control-node namespace
-#   lab.sh ssh HOST CMD...       run CMD on a lab host, from the control-node namespace
+#   lab.sh ssh [USER@]HOST CMD...  run CMD on a lab host (as root, or alice/bob)
 #   lab.sh down                  stop everything this lab started; safe to run any time
 #
 # Environment: PODPLAN_LAB_CACHE (default /var/tmp/podplan-lab-cache),
 # PODPLAN_LAB_RUN (default /var/tmp/podplan-lab-run), PODPLAN_LAB_MIRROR (default: read
-# from this machine's apt sources).
+# from this machine's apt sources), PODPLAN_LAB_NS (namespace prefix, default pplab).
 set -Eeuo pipefail
 shopt -s nullglob
 
@@ -22,16 +22,19 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 CACHE_ROOT=${PODPLAN_LAB_CACHE:-/var/tmp/podplan-lab-cache}
 RUN=${PODPLAN_LAB_RUN:-/var/tmp/podplan-lab-run}
-NS=pplab                      # prefix of every network namespace the lab creates
+NS=${PODPLAN_LAB_NS:-pplab}   # prefix of every network namespace the lab creates
 NET=169.254.77                # link-local, lab namespaces only
 OPS_ADDR=$NET.2
 SUITE=bookworm
 # Bump IMAGE_REV whenever the image recipe below changes; it is part of the cache key.
-IMAGE_REV=5
+IMAGE_REV=6
 BASE_INCLUDE=systemd,systemd-sysv,dbus,openssh-server,python3,python3-apt,iproute2,procps,debian-archive-keyring
 GPU_COUNT=8
-CG_NAME=podplan-lab           # the lab's cgroup subtree in the hierarchies below
+CG_NAME=podplan-lab${PODPLAN_LAB_NS:+-$PODPLAN_LAB_NS}  # the lab's cgroup subtree below
 CG_HIERARCHIES=(/sys/fs/cgroup/systemd /sys/fs/cgroup/unified)
+# Ordinary (non-root) users in every container, for jobs, pam_slurm_adopt and enroot:
+# alice gets an account in the lab's accounts file, bob deliberately none.
+LAB_USERS=(alice:2001 bob:2002)
 
 # Messages go to fd 3, a copy of the original stderr, so that they stay visible when a
 # trap fires while a command's stderr is redirected.
@@ -149,6 +152,11 @@ PermitRootLogin prohibit-password
 PasswordAuthentication no
 UseDNS no
 EOF
+    local user
+    for user in "${LAB_USERS[@]}"; do
+        chroot "$root" useradd --uid "${user#*:}" --user-group --create-home --shell /bin/sh "${user%%:*}"
+        install -d -m 700 -o "${user#*:}" -g "${user#*:}" "$root/home/${user%%:*}/.ssh"
+    done
 }
 
 # --- up / down --------------------------------------------------------------------------------
@@ -168,7 +176,7 @@ cmd_up() {
     # Any failure (or signal) from here on tears down whatever was already started.
     trap 'exit 130' INT TERM
     trap 'rc=$?; if ((rc != 0)); then log "lab up failed; tearing down"; cmd_down quiet; fi' EXIT
-    mkdir -p "$RUN/c" "$RUN/fakedev"
+    mkdir -p "$RUN/c" "$RUN/fakedev" "$RUN/shared"
     python3 "$HERE/labhelper.py" hosts "$inventory" >"$RUN/hosts.txt"
     echo "$img" >"$RUN/image"
     ssh-keygen -q -t ed25519 -N '' -C podplan-lab -f "$RUN/id_ed25519"
@@ -188,11 +196,11 @@ cmd_up() {
     ip -n "$NS-ops" addr add "$OPS_ADDR/24" dev eth0
     ip -n "$NS-ops" link set eth0 up
 
-    local name addr n=0 binds=()
+    local name addr frontend rails n=0 binds=()
     for ((i = 0; i < GPU_COUNT; i++)); do
         binds+=("--bind-ro=$RUN/fakedev/nvidia$i:/dev/nvidia$i")
     done
-    while read -r name addr; do
+    while read -r name addr frontend rails; do
         n=$((n + 1))
         local c=$RUN/c/$name
         mkdir -p "$c/upper" "$c/work" "$c/root"
@@ -202,10 +210,17 @@ cmd_up() {
         ip -n "$NS-$name" link set lo up
         ip -n "$NS-$name" addr add "$addr/24" dev eth0
         ip -n "$NS-$name" link set eth0 up
+        add_stand_ins "$name" "$frontend" "$rails"
         mount -t overlay overlay -o "lowerdir=$img/rootfs,upperdir=$c/upper,workdir=$c/work" "$c/root"
         echo "$name" >"$c/root/etc/hostname"
         systemd-id128 new >"$c/root/etc/machine-id"
         install -m 600 "$RUN/id_ed25519.pub" "$c/root/root/.ssh/authorized_keys"
+        writable_cgroups "$c/root"
+        local user
+        for user in "${LAB_USERS[@]}"; do
+            install -m 600 -o "${user#*:}" -g "${user#*:}" "$RUN/id_ed25519.pub" \
+                "$c/root/home/${user%%:*}/.ssh/authorized_keys"
+        done
         # Each container gets its own cgroup (name=systemd and unified hierarchies): with
         # --keep-unit, nspawn puts its supervisor and payload below the caller's cgroup, and
         # containers started from one cgroup would share a payload tree.
@@ -215,9 +230,14 @@ cmd_up() {
         done
         (
             for hier in "${cgs[@]}"; do echo "$BASHPID" >"$hier/cgroup.procs"; done
-            exec setsid systemd-nspawn --quiet -D "$c/root" --boot --machine="$name" --hostname="$name" \
+            # CAP_NET_ADMIN (on the container's own network namespace) for systemd-networkd;
+            # /shared stands in for the NFS export (StateSaveLocation).
+            exec setsid systemd-nspawn --quiet -D "$c/root" \
+                --boot --machine="$name" --hostname="$name" \
                 --register=no --keep-unit --console=passive \
                 --network-namespace-path="/run/netns/$NS-$name" \
+                --capability=CAP_NET_ADMIN \
+                --bind="$RUN/shared:/shared" \
                 --bind-ro="$img/repo:/srv/localrepo" "${binds[@]}"
         ) </dev/null >"$c/nspawn.log" 2>&1 3>&- &
         echo $! >"$c/pid"
@@ -228,9 +248,51 @@ cmd_up() {
     trap - EXIT INT TERM
 }
 
+# Interfaces the containers cannot have: veth pairs (this kernel loads no modules, so no
+# dummy links) stand in for the front-end NIC (fe0, with the plan's front-end address; its
+# peer fe0-peer stays unused) and for each rail's IPoIB interface (ib0, ib1, ...; the
+# fabric role addresses them).
+add_stand_ins() {
+    local name=$1 frontend=$2 rails=$3 i link
+    local links=()
+    [[ $frontend == - ]] || links+=(fe0)
+    for ((i = 0; i < rails; i++)); do links+=("ib$i"); done
+    for link in "${links[@]}"; do
+        ip -n "$NS-$name" link add "$link" type veth peer name "$link-peer"
+        ip -n "$NS-$name" link set "$link-peer" up
+        ip -n "$NS-$name" link set "$link" up
+    done
+    [[ $frontend == - ]] || ip -n "$NS-$name" addr add "$frontend/24" dev fe0
+}
+
+# nspawn mounts this machine's cgroup-v1 controllers read-only in the containers; Slurm's
+# proctrack/cgroup needs freezer and ConstrainDevices needs devices, both of which can be
+# remounted read-write from inside (memory cannot: "busy"). A unit in each container does
+# that at boot; Slurm then names its cgroups slurm_<node>, so containers never collide.
+writable_cgroups() {
+    local root=$1 unit=podplan-lab-cgroups.service
+    cat >"$root/etc/systemd/system/$unit" <<'EOF'
+[Unit]
+Description=podplan lab: writable freezer and devices cgroups for Slurm
+DefaultDependencies=no
+After=sysinit.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/mount -o remount,rw /sys/fs/cgroup/freezer
+ExecStart=/bin/mount -o remount,rw /sys/fs/cgroup/devices
+
+[Install]
+WantedBy=multi-user.target
+EOF
+    mkdir -p "$root/etc/systemd/system/multi-user.target.wants"
+    ln -sf "/etc/systemd/system/$unit" "$root/etc/systemd/system/multi-user.target.wants/$unit"
+}
+
 wait_ssh() {
-    local name addr deadline=$((SECONDS + 120))
-    while read -r name addr; do
+    local name addr frontend rails deadline=$((SECONDS + 120))
+    while read -r name addr frontend rails; do
         # Ready = sshd answers and systemd has finished booting (running or degraded).
         # shellcheck disable=SC2016  # expanded on the container, not here
         until ns_exec ops ssh "${SSH_OPTS[@]}" "root@$addr" \
@@ -262,6 +324,7 @@ cmd_down() {
             kill -KILL "$pid" 2>/dev/null || true
         fi
     done
+    [[ -n $quiet ]] || log "containers stopped"
     # 2. Anything still living in a lab namespace (the ssh control masters of the control
     #    node, a stuck container payload) is killed by namespace, then the namespaces go.
     for ns in $(ip netns list 2>/dev/null | awk -v p="^$NS-" '$1 ~ p {print $1}'); do
@@ -271,19 +334,29 @@ cmd_down() {
     for ns in $(ip netns list 2>/dev/null | awk -v p="^$NS-" '$1 ~ p {print $1}'); do
         ip netns del "$ns" 2>/dev/null || log "could not delete namespace $ns"
     done
+    [[ -n $quiet ]] || log "namespaces deleted"
     # 3. Overlays.
     for c in "$RUN"/c/*/; do
         if mountpoint -q "$c/root"; then umount "$c/root" 2>/dev/null || umount -l "$c/root"; fi
     done
     # 4. cgroups the containers' systemd (or slurmd) created and left behind.
+    [[ -n $quiet ]] || log "overlays unmounted"
     cleanup_cgroups
     rm -rf "$RUN"
     [[ -n $quiet ]] || log "lab is down"
 }
 
 cleanup_cgroups() {
-    # Only the lab's own subtree: <hierarchy>/podplan-lab/<host>/{supervisor,payload/...}.
-    local hier top
+    # The lab's own subtree: <hierarchy>/podplan-lab/<host>/{supervisor,payload/...}, and the
+    # slurm_<host> trees slurmd made in the v1 controllers for this lab's hosts.
+    local hier top name
+    if [[ -f $RUN/hosts.txt ]]; then
+        while read -r name _; do
+            for top in /sys/fs/cgroup/{freezer,devices,cpuset,memory,cpu,cpuacct,pids,systemd}/slurm_"$name"; do
+                [[ -d $top ]] && find "$top" -depth -type d -exec rmdir {} + 2>/dev/null
+            done
+        done <"$RUN/hosts.txt"
+    fi
     for hier in "${CG_HIERARCHIES[@]}"; do
         top=$hier/$CG_NAME
         [[ -d $top ]] || continue
@@ -299,8 +372,13 @@ cmd_playbook() {
     need_root
     local inventory=${1:?usage: lab.sh playbook INVENTORY_DIR [ANSIBLE_ARGS...]}
     shift
+    # SSH control sockets live in this lab's run directory: every lab uses the same
+    # addresses, and a shared ~/.ansible/cp would let one lab's ansible ride another lab's
+    # open connection into the other lab's hosts.
+    mkdir -p "$RUN/cp"
     ns_exec ops env \
         ANSIBLE_CONFIG="$REPO/ansible/ansible.cfg" \
+        ANSIBLE_SSH_CONTROL_PATH_DIR="$RUN/cp" \
         ANSIBLE_PRIVATE_KEY_FILE="$RUN/id_ed25519" \
         ANSIBLE_HOST_KEY_CHECKING=False \
         ANSIBLE_SSH_ARGS="-o ControlMaster=auto -o ControlPersist=300s -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -o LogLevel=ERROR" \
@@ -309,11 +387,12 @@ cmd_playbook() {
 
 cmd_ssh() {
     need_root
-    local host=${1:?usage: lab.sh ssh HOST CMD...} addr
+    local host=${1:?usage: lab.sh ssh [USER@]HOST CMD...} addr user=root
     shift
+    if [[ $host == *@* ]]; then user=${host%%@*} host=${host#*@}; fi
     addr=$(awk -v h="$host" '$1 == h {print $2}' "$RUN/hosts.txt")
     [[ -n $addr ]] || die "unknown lab host: $host"
-    ns_exec ops ssh "${SSH_OPTS[@]}" "root@$addr" "$@"
+    ns_exec ops ssh "${SSH_OPTS[@]}" "$user@$addr" "$@"
 }
 
 case ${1:-} in

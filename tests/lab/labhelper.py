@@ -9,10 +9,11 @@ Subcommands:
     CI machines point at whatever mirror their image was built with.
 
 ``hosts INVENTORY``
-    Print ``name address`` for every host in the ``slurm_cluster`` group of a podplan
-    inventory, resolved with ``ansible-inventory --list`` (so the lab sees exactly what
-    the playbook sees). Fails unless every address is a usable host address of the lab
-    network and all addresses are distinct.
+    Print ``name address frontend rails`` for every host in the ``slurm_cluster`` group of
+    a podplan inventory, resolved with ``ansible-inventory --list`` (so the lab sees exactly
+    what the playbook sees): the management address (``ansible_host``), the front-end
+    address (``-`` if none) and the number of fabric rails. Fails unless every management
+    address is a usable host address of the lab network and all addresses are distinct.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from pathlib import Path
 
 LAB_NETWORK = ipaddress.ip_network("169.254.77.0/24")
 # .1 is left free (conventional gateway slot), .2 is the Ansible control namespace.
+# Front-end addresses only ever sit on a dummy interface inside a lab namespace.
+FRONTEND_NETWORK = ipaddress.ip_network("169.254.0.0/16")
 RESERVED = {ipaddress.ip_address("169.254.77.1"), ipaddress.ip_address("169.254.77.2")}
 
 
@@ -78,8 +81,8 @@ def mirror(suite: str) -> str:
     raise SystemExit(f"labhelper: no apt source for suite {suite!r} on this machine")
 
 
-def hosts(inventory: str) -> list[tuple[str, str]]:
-    """Return sorted ``(name, address)`` pairs of the inventory's Slurm hosts."""
+def hosts(inventory: str) -> list[tuple[str, str, str, int]]:
+    """Return sorted ``(name, address, frontend, rails)`` of the inventory's Slurm hosts."""
     out = subprocess.run(
         ["ansible-inventory", "-i", inventory, "--list"],
         check=True,
@@ -99,7 +102,7 @@ def hosts(inventory: str) -> list[tuple[str, str]]:
     names = sorted(members("slurm_cluster"))
     if not names:
         raise SystemExit(f"labhelper: inventory {inventory} has no hosts in slurm_cluster")
-    pairs: list[tuple[str, str]] = []
+    pairs: list[tuple[str, str, str, int]] = []
     seen: dict[ipaddress.IPv4Address | ipaddress.IPv6Address, str] = {}
     for name in names:
         raw = hostvars.get(name, {}).get("ansible_host")
@@ -122,7 +125,12 @@ def hosts(inventory: str) -> list[tuple[str, str]]:
         if addr in seen:
             raise SystemExit(f"labhelper: {name} and {seen[addr]} share address {addr}")
         seen[addr] = name
-        pairs.append((name, str(addr)))
+        vars_ = hostvars.get(name, {})
+        frontend = str(vars_.get("podplan_frontend_address") or "-")
+        if frontend != "-" and ipaddress.ip_address(frontend) not in FRONTEND_NETWORK:
+            raise SystemExit(f"labhelper: {name} front-end address {frontend} is not link-local")
+        rails = len(vars_.get("podplan_fabric_addresses") or [])
+        pairs.append((name, str(addr), frontend, rails))
     return pairs
 
 
@@ -131,8 +139,8 @@ def main(argv: list[str]) -> int:
         print(mirror(argv[1] if len(argv) > 1 else "bookworm"))
         return 0
     if len(argv) == 2 and argv[0] == "hosts":
-        for name, addr in hosts(argv[1]):
-            print(name, addr)
+        for name, addr, frontend, rails in hosts(argv[1]):
+            print(name, addr, frontend, rails)
         return 0
     print(__doc__, file=sys.stderr)
     return 2

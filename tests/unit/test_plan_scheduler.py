@@ -69,3 +69,33 @@ def test_every_switch_has_an_oob_address_and_a_rack() -> None:
     oob = [s for s in plan.switches if s.network == "oob" and s.tier == "leaf"]
     assert len(oob) == len(plan.racks)
     assert all(s.u == plan.racks[0].units for s in oob)
+
+
+def test_the_spec_states_the_node_shape_field_by_field() -> None:
+    """2x Xeon 8480+ (56 cores) and 2 TB instead of the catalog's 48 cores and 1 TB."""
+    shape = {"cores_per_socket": 56, "memory_gb": 2048}
+    _, plan = plan_for(2, default_catalog(), hardware={"node_shape": shape})
+    (ns,) = plan.scheduler.nodesets
+    assert (ns.sockets, ns.cores_per_socket, ns.threads_per_core, ns.cpus) == (2, 56, 2, 224)
+    assert ns.real_memory_mb == int(2048 * 1024 * 0.95) and ns.memory_gb == 2048
+
+
+def test_os_reservations_and_per_gpu_defaults_follow_the_shape() -> None:
+    _, plan = plan_for(2, default_catalog())
+    (ns,) = plan.scheduler.nodesets
+    (part,) = plan.scheduler.partitions
+    # A core per socket and 2 % of RealMemory (within 2-32 GiB) for the OS and daemons.
+    assert (ns.core_spec_count, ns.mem_spec_limit_mb) == (2, int(ns.real_memory_mb * 0.02))
+    # Whole cores per GPU, so eight 1-GPU jobs fit: (96 - 2) // 8 = 11 cores = 22 CPUs.
+    assert part.def_cpu_per_gpu == 22
+    assert part.def_mem_per_gpu_mb * 8 <= ns.real_memory_mb - ns.mem_spec_limit_mb
+    assert (part.default_time, part.max_time) == ("01:00:00", "7-00:00:00")
+
+
+def test_a_small_node_keeps_a_core_for_jobs_and_drops_def_cpu_per_gpu() -> None:
+    shape = {"sockets": 1, "cores_per_socket": 2, "threads_per_core": 1, "memory_gb": 23}
+    _, plan = plan_for(1, default_catalog(), hardware={"node_shape": shape})
+    (ns,) = plan.scheduler.nodesets
+    (part,) = plan.scheduler.partitions
+    assert (ns.core_spec_count, ns.mem_spec_limit_mb) == (1, 2048)
+    assert part.def_cpu_per_gpu is None  # one free core cannot be split over 8 GPUs
