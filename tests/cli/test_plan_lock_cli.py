@@ -19,6 +19,11 @@ def _spec(tmp_path: Path, name: str, old: str = "", new: str = "") -> Path:
     return path
 
 
+def _line(path: Path, needle: str) -> int:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return next(i for i, x in enumerate(lines, start=1) if needle in x and not x.startswith("#"))
+
+
 def test_plan_keeps_the_lock_and_says_what_changed(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert podplan("plan", str(SPEC), "--out", str(out)).code == 0
@@ -65,7 +70,8 @@ def test_a_removal_that_names_no_node_is_located(tmp_path: Path) -> None:
     bad = _spec(tmp_path, "bad.yaml", "gpus: 24", "gpus: 16\n  remove_nodes: [gpu01]")
     r = podplan("plan", str(bad), "--out", str(out))
     assert r.code == 2
-    assert f"{bad}:18: hardware.remove_nodes[0]: gpu01 is not in" in r.err
+    line = _line(bad, "remove_nodes")
+    assert f"{bad}:{line}: hardware.remove_nodes[0]: gpu01 is not in" in r.err
     assert "gpu001" in r.err  # what compute nodes are called
     login = _spec(tmp_path, "login.yaml", "gpus: 24", "gpus: 16\n  remove_nodes: [login01]")
     assert "login01 is a login" in podplan("plan", str(login), "--out", str(out)).err
@@ -94,7 +100,8 @@ def test_a_cidr_change_that_would_renumber_is_refused(tmp_path: Path) -> None:
         tmp_path, "moved.yaml", "mgmt_cidr: 169.254.77.0/24", "mgmt_cidr: 169.254.100.0/24"
     )
     r = podplan("plan", str(moved), "--out", str(out))
-    assert r.code == 2 and f"{moved}:20: network.mgmt_cidr:" in r.err and "--fresh" in r.err
+    line = _line(moved, "mgmt_cidr")
+    assert r.code == 2 and f"{moved}:{line}: network.mgmt_cidr:" in r.err and "--fresh" in r.err
     wider = _spec(
         tmp_path, "wider.yaml", "mgmt_cidr: 169.254.77.0/24", "mgmt_cidr: 169.254.76.0/23"
     )
