@@ -48,6 +48,18 @@ def cli() -> None:
     """
 
 
+def lock_options(f: F) -> F:
+    """``--out DIR`` (whose ``reports/<name>/plan.lock.yaml`` the plan keeps) and ``--fresh``."""
+    out = click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path(),
+                       show_default=True,
+                       help="Directory to write reports/, inventories/ and stacks/ under "
+                            "(its plan lock, reports/<name>/plan.lock.yaml, is kept).")
+    fresh = click.option("--fresh", is_flag=True,
+                         help="Ignore the plan lock: number every name, address, rack slot "
+                              "and cable afresh.")
+    return out(fresh(f))
+
+
 @cli.command()
 @verbosity
 def schema() -> None:
@@ -61,11 +73,12 @@ def schema() -> None:
 
 @cli.command()
 @SPEC
+@lock_options
 @verbosity
-def validate(spec: str) -> None:
+def validate(spec: str, out_dir: Path, fresh: bool) -> None:
     """Check SPEC as plan would (shape, values, catalog, sizing, layout); write nothing."""
     loaded = pipeline.load_checked(spec)
-    out = pipeline.outputs(loaded)
+    out = pipeline.outputs(loaded, out_dir=out_dir, fresh=fresh)
     n = len(loaded.spec.workloads)
     console.info(f"ok: {spec}: '{loaded.spec.name}', {n} workload{'s' if n != 1 else ''}, "
                  f"{len(out.files)} files to write")
@@ -96,38 +109,36 @@ def size(spec: str, as_json: bool) -> None:
     show_default=True,
     help="Output format.",
 )
+@lock_options
 @verbosity
-def bom(spec: str, fmt: str) -> None:
-    """Print the bill of materials for SPEC."""
+def bom(spec: str, fmt: str, out_dir: Path, fresh: bool) -> None:
+    """Print the bill of materials for SPEC (of the plan podplan plan would write)."""
     from generator.bom import format_bom
 
     loaded = pipeline.load_checked(spec)
-    cluster = pipeline.plan(loaded)
+    cluster = pipeline.plan(loaded, out_dir=out_dir, fresh=fresh)
     click.echo(format_bom(pipeline.bill_of_materials(loaded, cluster), fmt), nl=False)
 
 
 @cli.command()
 @SPEC
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(path_type=Path),
-    default=Path(),
-    show_default=True,
-    help="Directory to write reports/, inventories/ and stacks/ under.",
-)
+@lock_options
 @click.option("--dry-run", is_flag=True, help="List the files that would be written.")
 @verbosity
-def plan(spec: str, out_dir: Path, dry_run: bool) -> None:
+def plan(spec: str, out_dir: Path, fresh: bool, dry_run: bool) -> None:
     """Plan the cluster for SPEC and write reports, inventory and stack config.
 
     Lists every file written (new or changed) and removed on stdout; --quiet lists nothing,
-    --verbose lists the unchanged files too.
+    --verbose lists the unchanged files too. The plan keeps reports/<name>/plan.lock.yaml
+    under --out: devices already planned keep their names, addresses, rack slots and cables
+    (--fresh numbers everything afresh); what changed against it is printed first.
     """
     from generator.emit.stack_secrets import merge_with_existing
     from generator.render.write import cannot_write, write_tree
 
-    out = pipeline.outputs(pipeline.load_checked(spec))
+    out = pipeline.outputs(pipeline.load_checked(spec), out_dir=out_dir, fresh=fresh)
+    for line in out.messages:  # identity changes against the plan lock
+        console.info(line)
     if dry_run:
         for f in out.files:
             click.echo(f"would write {out_dir / f.path} ({len(f.content)} bytes)")

@@ -1,0 +1,242 @@
+"""Racks of a locked plan: every device keeps its rack and U; new devices take free space.
+
+Each device has a class: a GPU node of scalable unit n goes in a compute rack of SU n, the
+leaves that serve SU n in a network rack of SU n, everything else in an infrastructure rack
+(``layout.solve_layout`` decides the classes as for a fresh plan). A new device goes to the
+first rack of its kind (in name order) already holding its class, at the lowest free U that
+fits, under the same rules as a fresh plan: compute racks at most the servers per rack the
+power budget allows, mounted at or below ``mount_below_u``; network and infrastructure
+racks keep their reserve of U and power and no more devices than their out-of-band switch
+has ports. When no rack has room a new rack is added, named after the last one and standing
+at the first free floor position (row by row). A rack left empty goes; a rack keeps its
+PDUs (more when its load needs them).
+
+A locked device that no longer fits its slot is an error naming it (fewer
+``facility.rack_units``, a hand-edited lock); nothing is moved silently. The one exception is
+a device the design replaces by another model (a larger storage back-end switch): the new
+box goes where there is room, and the plan notes say where.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from generator.errors import PodplanError, Problem
+from generator.plan.facility.racks import EPS, Budget, Device, RackLayout
+from generator.plan.lock.model import Lock
+from generator.plan.lock.text import natural
+
+Class = tuple[str, int]  # (rack kind, group)
+
+
+class _Rack:
+    """A rack being filled: its layout, the classes it holds and the U it has taken."""
+
+    def __init__(self, layout: RackLayout) -> None:
+        self.layout = layout
+        self.classes: set[Class] = set()
+        self.taken: list[tuple[int, int]] = []  # (first U, last U)
+
+    def free_u(self, height: int, top: int) -> int | None:
+        u = 1
+        for first, last in sorted(self.taken):
+            if u + height - 1 < first:
+                break
+            u = max(u, last + 1)
+        return u if u + height - 1 <= top else None
+
+    def add(self, dev: Device, u: int, cls: Class) -> None:
+        dev.u, dev.rack = u, self.layout.name
+        self.layout.devices.append(dev)
+        self.taken.append((u, u + dev.height_u - 1))
+        self.classes.add(cls)
+
+
+class LockedPlacer:
+    """Places devices for a locked plan (see the module docstring)."""
+
+    def __init__(
+        self,
+        lock: Lock,
+        budget: Budget,
+        oob: Device,
+        per_compute_rack: int,
+        max_devices: int,
+        pdus_for: Callable[[RackLayout], int],
+    ) -> None:
+        self.lock, self.budget, self.oob = lock, budget, oob
+        self.per_compute_rack, self.max_devices, self.pdus_for = (
+            per_compute_rack,
+            max_devices,
+            pdus_for,
+        )
+
+    def place(self, devices: list[tuple[Device, Class]]) -> list[RackLayout]:
+        racks = {name: _Rack(RackLayout(name, kind=r.kind)) for name, r in self.lock.racks.items()}
+        new: list[tuple[Device, Class]] = []
+        swapped: list[tuple[Device, Class]] = []
+        for dev, cls in devices:
+            spot = self.lock.devices.get(dev.name)
+            if spot is None or spot.rack not in racks:
+                new.append((dev, cls))
+            elif dev.model and dev.model != spot.model:
+                swapped.append((dev, cls))
+            else:
+                self._pin(racks[spot.rack], dev, spot.u, cls)
+        self._check_limits(racks)
+        for dev, cls in swapped:  # another model now: its old slot if it fits there
+            spot = self.lock.devices[dev.name]
+            if not self._pin(racks[spot.rack], dev, spot.u, cls):
+                new.append((dev, cls))
+        for dev, cls in new:
+            self._fit(racks, dev, cls)
+        return self._finish(racks)
+
+    def _check_limits(self, racks: dict[str, _Rack]) -> None:
+        """Racks of devices already built within today's power budget and reserve."""
+        for name in sorted(racks, key=natural):
+            layout = racks[name].layout
+            kw = layout.power_kw
+            room = self._room_kw(layout.kind) + self.oob.power_kw
+            top = max((u for _, u in racks[name].taken), default=0)
+            limit = self._top(layout.kind, Device("", "", 1, 0.0))
+            if kw <= room + EPS and top <= limit:
+                continue
+            field = "facility.rack_power_kw" if kw > room + EPS else "facility.rack_units"
+            what = f"{kw:.1f} kW" if kw > room + EPS else f"devices up to U{top}"
+            allowed = f"{room:.1f} kW" if kw > room + EPS else f"U{limit}"
+            raise PodplanError(
+                "racks already built do not fit today's facility settings",
+                problems=[
+                    Problem(
+                        path=field,
+                        message=(
+                            f"{name} ({layout.kind}) holds {what} of devices already built; "
+                            f"the settings leave {allowed} (with the reserve of "
+                            "infrastructure racks)"
+                        ),
+                        hint=(
+                            "keep facility.rack_power_kw, rack_units, reserve_u and "
+                            "reserve_power_fraction as planned, or plan with --fresh to lay "
+                            "out every rack again"
+                        ),
+                    )
+                ],
+            )
+
+    def _top(self, kind: str, dev: Device) -> int:
+        b = self.budget
+        top = b.units - self.oob.height_u - (b.reserve_u if kind != "compute" else 0)
+        return min(top, dev.mount_below_u or top)
+
+    def _room_kw(self, kind: str) -> float:
+        b = self.budget
+        if kind == "compute":
+            return b.power_kw - self.oob.power_kw
+        return b.power_kw * (1.0 - b.reserve_fraction) - self.oob.power_kw
+
+    def _pin(self, rack: _Rack, dev: Device, u: int, cls: Class) -> bool:
+        """Put ``dev`` back in its locked slot; False when it is now another model that no
+        longer fits there (it is placed like a new device)."""
+        top = self.budget.units - self.oob.height_u
+        last = u + dev.height_u - 1
+        clash = any(not (last < a or u > b) for a, b in rack.taken)
+        limit = min(top, dev.mount_below_u or top)
+        d = self.lock.devices[dev.name]
+        swapped = bool(dev.model) and dev.model != d.model
+        if swapped:  # a new box: within the rack's limits for new devices, or elsewhere
+            kw = rack.layout.power_kw + dev.power_kw
+            if clash or last > self._top(cls[0], dev) or kw > self._room_kw(rack.layout.kind) + EPS:
+                return False
+        if last > limit or clash:
+            why = "overlaps another device" if clash else f"would reach U{last}, above U{limit}"
+            raise PodplanError(
+                "a device already built no longer fits its rack slot",
+                self.lock.path,
+                [
+                    Problem(
+                        path=f"devices.{dev.name}.u",
+                        line=d.line,
+                        message=f"{dev.name} ({dev.height_u}U) in {rack.layout.name} at U{u} {why}",
+                        hint=(
+                            "keep facility.rack_units and the server models the lock was "
+                            "planned with, or plan with --fresh to lay out every rack again"
+                        ),
+                    )
+                ],
+            )
+        rack.add(dev, u, cls)
+        return True
+
+    def _fits(self, rack: _Rack, dev: Device, cls: Class) -> int | None:
+        kind = cls[0]
+        layout = rack.layout
+        if layout.kind != kind or (rack.classes and cls not in rack.classes):
+            return None
+        count = len(layout.devices)
+        if count >= (self.per_compute_rack if kind == "compute" else self.max_devices):
+            return None
+        if layout.power_kw - (layout.oob.power_kw if layout.oob else 0.0) + dev.power_kw > (
+            self._room_kw(kind) + EPS
+        ):
+            return None
+        return rack.free_u(dev.height_u, self._top(kind, dev))
+
+    def _fit(self, racks: dict[str, _Rack], dev: Device, cls: Class) -> None:
+        for name in sorted(racks, key=natural):
+            u = self._fits(racks[name], dev, cls)
+            if u is not None:
+                racks[name].add(dev, u, cls)
+                return
+        rack = _Rack(RackLayout(self._new_name(racks), kind=cls[0]))
+        racks[rack.layout.name] = rack
+        u = rack.free_u(dev.height_u, self._top(cls[0], dev))
+        if u is None:
+            raise PodplanError(
+                "the racks cannot hold the plan",
+                problems=[Problem(path="facility.rack_units", message=f"no room for {dev.name}")],
+            )
+        rack.add(dev, u, cls)
+
+    def _new_name(self, racks: dict[str, _Rack]) -> str:
+        names = [*racks, *(n[4:] for n in self.lock.retired if n.startswith("oob-"))]
+        numbers = [int(n[1:]) for n in names if n[:1] == "r" and n[1:].isdigit()]
+        width = max((len(n) - 1 for n in self.lock.racks), default=2)
+        return f"r{max(numbers, default=0) + 1:0{width}d}"
+
+    def _finish(self, racks: dict[str, _Rack]) -> list[RackLayout]:
+        out = []
+        units = self.budget.units
+        for name in sorted(racks, key=natural):
+            layout = racks[name].layout
+            if not layout.devices:
+                continue
+            layout.devices.sort(key=lambda d: d.u)
+            layout.oob = Device(
+                f"oob-{name}",
+                "switch",
+                self.oob.height_u,
+                self.oob.power_kw,
+                rack=name,
+                u=units - self.oob.height_u + 1,
+            )
+            locked = self.lock.racks.get(name)
+            count = max(self.pdus_for(layout), locked.pdus if locked else 0)
+            layout.pdus = [f"{name}-pdu-{chr(ord('a') + k)}" for k in range(count)]
+            out.append(layout)
+        return out
+
+
+def floor_positions(lock: Lock, racks: list[str], per_row: int) -> dict[str, tuple[int, int]]:
+    """Locked racks where they stand; new racks at the first free positions, row by row."""
+    out = {n: (lock.racks[n].row, lock.racks[n].position) for n in racks if n in lock.racks}
+    used = set(out.values())
+    i = 0
+    for name in racks:
+        if name in out:
+            continue
+        while (i // per_row + 1, i % per_row + 1) in used:
+            i += 1
+        out[name] = (i // per_row + 1, i % per_row + 1)
+        used.add(out[name])
+    return out

@@ -1,0 +1,522 @@
+"""``plan.lock.yaml``: written from a plan, read back line by line with located errors.
+
+The file is YAML in one fixed layout (``yaml.safe_load`` reads it; the tests check that it
+gives the same data), so it diffs one line per device and one line per cable::
+
+    lock: 1
+    cluster: NAME
+    changes:                      # the last change to identities, as plan notes
+      - "..."
+    networks: {fabric: CIDR, frontend: CIDR, mgmt: CIDR, oob: CIDR}
+    rails: [CIDR, ...]            # the IPoIB subnet of each rail
+    racks:
+      r01: {kind: compute, row: 1, position: 1, pdus: 2}
+    devices:
+      gpu001: {role: compute, model: xe9680, rack: r01, u: 1, su: 1, slot: 1, oob: IP, ...}
+    cables:                       # per switch (or the site network): port: device port
+      ib-leaf-su01-r0:
+        1/1: gpu001 mlx5_0
+    retired:                      # removed devices: names and addresses not given out again
+      gpu031: {oob: IP, mgmt: IP}
+
+Entries are sorted by name, numbers compared as numbers (``gpu2 < gpu10``, port ``1/1/2 <
+1/1/10``). Reading uses a dedicated line reader instead of a YAML parser: 64,000 cables of a
+2,048-node plan read in a fraction of a second, and every refusal names its line.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+
+from generator.errors import PodplanError, Problem
+from generator.plan.lock.model import (
+    ADDRESS_KEYS,
+    LOCK_FORMAT,
+    NODE_ROLES,
+    RACK_KINDS,
+    SWITCH_ROLES,
+    Cable,
+    Lock,
+    LockedDevice,
+    LockedRack,
+)
+from generator.plan.models import ClusterPlan
+from generator.plan.network.fabric import SU_NODES
+from generator.render.files import commented_header
+
+LOCK_FILE = "plan.lock.yaml"
+EXPLAIN = [
+    "plan.lock.yaml: what is already built. podplan plan keeps every device listed here",
+    "(name, addresses, rack slot, switch ports, cables) and gives new devices new ones;",
+    "podplan plan --fresh ignores this file. Commit it with the plan.",
+    "devices: fabric is the rail-0 IPoIB address; rail r uses the same host number in rails[r].",
+    "cables: per switch (or the site network), port: the device and port at the other end.",
+    "retired: removed devices; their names and addresses are not given out again.",
+]
+_NAME = r"[A-Za-z0-9][A-Za-z0-9._/-]*"
+_TOKEN = re.compile(_NAME)
+_CABLE = re.compile(rf"    ({_NAME}): ({_NAME}) ({_NAME})")
+_CABLE_BLOCK = re.compile(rf"(?:  {_NAME}:\n(?:    {_NAME}: {_NAME} {_NAME}\n)*)*")
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+_IPV4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
+_DIGITS = re.compile(r"(\d+)")
+SITE = "site-network"
+
+
+def lock_path(name: str) -> str:
+    """The lock's path relative to the output directory."""
+    return f"reports/{name}/{LOCK_FILE}"
+
+
+@lru_cache(maxsize=65536)
+def natural(text: str) -> tuple[object, ...]:
+    """Sort key comparing digit runs as numbers: ``gpu2 < gpu10``, ``1/1/2 < 1/1/10``."""
+    parts = _DIGITS.split(text)
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(parts))
+
+
+def _bare(address: str | None) -> str | None:
+    return address.split("/", 1)[0] if address else None
+
+
+def _flow(items: Iterable[tuple[str, object]]) -> str:
+    return "{" + ", ".join(f"{k}: {v}" for k, v in items if v is not None) + "}"
+
+
+# ---------------------------------------------------------------- writing
+
+
+def lock_text(plan: ClusterPlan) -> str:
+    """The lock of ``plan`` (deterministic: a pure function of the plan)."""
+    out = [commented_header(plan.spec_file) + "".join(f"# {x}\n" for x in EXPLAIN) + "---"]
+    out += [f"lock: {LOCK_FORMAT}", f"cluster: {plan.name}"]
+    if plan.identity_changes:
+        out.append("changes:")
+        out += [f"  - {json.dumps(c, ensure_ascii=True)}" for c in plan.identity_changes]
+    else:
+        out.append("changes: []")
+    net = plan.network
+    nets = {"fabric": net.fabric_cidr, "frontend": net.frontend_cidr}
+    nets.update({"mgmt": net.mgmt_cidr, "oob": net.oob_cidr})
+    out.append(f"networks: {_flow(nets.items())}")
+    out.append(f"rails: [{', '.join(net.rail_cidrs)}]")
+    out += _section("racks", _rack_lines(plan))
+    out += _section("devices", _device_lines(plan))
+    out += _section("cables", _cable_lines(plan))
+    retired = sorted(plan.retired, key=lambda r: natural(r.name))
+    out += _section(
+        "retired",
+        [f"  {r.name}: {_flow(sorted(r.addresses.items()))}" for r in retired],
+    )
+    return "\n".join(out) + "\n"
+
+
+def _section(name: str, lines: list[str]) -> list[str]:
+    return [f"{name}:", *lines] if lines else [f"{name}: {{}}"]
+
+
+def _rack_lines(plan: ClusterPlan) -> list[str]:
+    out = []
+    for r in sorted(plan.racks, key=lambda r: natural(r.name)):
+        pdus = sum(1 for s in r.slots if s.kind == "pdu")
+        items = [("kind", r.kind), ("row", r.row), ("position", r.position), ("pdus", pdus)]
+        out.append(f"  {r.name}: {_flow(items)}")
+    return out
+
+
+def _device_lines(plan: ClusterPlan) -> list[str]:
+    rows: list[tuple[str, str]] = []
+    for n in plan.nodes:
+        a = n.addresses
+        fabric = a.fabric[0].address if a.fabric else None
+        items = [
+            ("role", n.role), ("model", n.model), ("rack", n.rack), ("u", n.u), ("su", n.su),
+            ("slot", n.slot), ("oob", _bare(a.bmc)), ("mgmt", _bare(a.mgmt)),
+            ("frontend", _bare(a.frontend)), ("fabric", _bare(fabric)),
+        ]  # fmt: skip
+        rows.append((n.name, _flow(items)))
+    for s in plan.switches:
+        items = [
+            ("role", f"{s.network}-{s.tier}"), ("model", s.model), ("rack", s.rack),
+            ("u", s.u), ("su", s.su), ("oob", _bare(s.mgmt_address)),
+        ]  # fmt: skip
+        rows.append((s.name, _flow(items)))
+    rows.sort(key=lambda r: natural(r[0]))
+    return [f"  {name}: {text}" for name, text in rows]
+
+
+def _cable_lines(plan: ClusterPlan) -> list[str]:
+    by_b: dict[str, list[tuple[str, str]]] = {}
+    for lk in plan.links:
+        by_b.setdefault(lk.b, []).append((lk.b_port, f"{lk.a} {lk.a_port}"))
+    out = []
+    for b in sorted(by_b, key=natural):
+        out.append(f"  {b}:")
+        out += [f"    {port}: {far}" for port, far in sorted(by_b[b], key=lambda x: natural(x[0]))]
+    return out
+
+
+# ---------------------------------------------------------------- reading
+
+
+class _Reader:
+    """Reads the fixed layout; ``fail`` raises a ``PodplanError`` naming the line."""
+
+    def __init__(self, text: str, path: str) -> None:
+        self.lines = text.split("\n")
+        self.path = path
+        self.lock = Lock(path, "", {}, [], {}, {}, [], {}, [])
+        self.addresses: dict[tuple[str, str], str] = {}
+
+    def fail(self, line: int, where: str, message: str, allowed: str | None = None) -> None:
+        raise PodplanError(
+            "the plan lock cannot be read",
+            self.path,
+            [
+                Problem(
+                    path=where,
+                    message=message,
+                    line=line,
+                    allowed=allowed,
+                    hint=(
+                        "podplan writes this file; restore it from git (git checkout -- "
+                        f"{self.path}), or plan with --fresh to number every device afresh"
+                    ),
+                )
+            ],
+        )
+
+    def token(self, value: str, line: int, where: str) -> str:
+        if not _TOKEN.fullmatch(value):
+            self.fail(line, where, f"{value!r} is not a name", "letters, digits, . _ / -")
+        return value
+
+    def number(self, value: str, line: int, where: str) -> int:
+        if not value.isdigit() or int(value) < 1:
+            self.fail(line, where, f"{value!r} is not a whole number", "1, 2, 3 ...")
+        return int(value)
+
+    def flow(self, text: str, line: int, where: str, keys: tuple[str, ...]) -> dict[str, str]:
+        if not (text.startswith("{") and text.endswith("}")):
+            self.fail(line, where, f"expected {{key: value, ...}}, found {text!r}")
+        out: dict[str, str] = {}
+        body = text[1:-1].strip()
+        for item in body.split(", ") if body else []:
+            key, sep, value = item.partition(": ")
+            if not sep or key not in keys or key in out:
+                why = "repeated" if key in out else "unknown"
+                self.fail(line, f"{where}.{key}", f"{why} key {key!r}", ", ".join(keys))
+            out[key] = value.strip()
+        return out
+
+    def address(self, value: str, line: int, where: str, net: str, owner: str) -> str:
+        if not _IPV4.fullmatch(value):
+            self.fail(line, where, f"{value!r} is not an IPv4 address")
+        other = self.addresses.setdefault((net, value), owner)
+        if other != owner:
+            self.fail(line, where, f"{value} is also the {net} address of {other}")
+        return value
+
+
+def parse_lock(text: str, path: str) -> Lock:
+    """Read a lock; any deviation from the layout or a bad value is a located error."""
+    r = _Reader(text, path)
+    i = _start(r)
+    seen: set[str] = set()
+    handlers: dict[str, Callable[[_Reader, int, str, int], int]] = {
+        "lock": _format, "cluster": _cluster, "changes": _changes, "networks": _networks,
+        "rails": _rails, "racks": _racks, "devices": _devices, "cables": _cables,
+        "retired": _retired,
+    }  # fmt: skip
+    n = len(r.lines)
+    while i < n:
+        raw = r.lines[i]
+        if not raw.strip() or raw.startswith("#"):
+            i += 1
+            continue
+        key, sep, value = raw.partition(":")
+        if not sep or raw.startswith(" ") or key not in handlers or key in seen:
+            what = "repeated section" if key in seen else "unexpected line"
+            r.fail(i + 1, key.strip(), f"{what}: {raw.strip()[:60]!r}", ", ".join(handlers))
+        seen.add(key)
+        r.lock.lines[key] = i + 1
+        i = handlers[key](r, i, value.strip(), n)
+    missing = [k for k in handlers if k not in seen]
+    if missing:
+        r.fail(
+            len(r.lines),
+            missing[0],
+            "section missing (the file is cut short, or a section was deleted)",
+            ", ".join(handlers),
+        )
+    _check_references(r)
+    return r.lock
+
+
+def _start(r: _Reader) -> int:
+    for i, raw in enumerate(r.lines):
+        if raw.strip() == "---":
+            return i + 1
+        if raw.strip() and not raw.startswith("#"):
+            break
+    r.fail(1, "", "not a plan lock (no '---' after the header comments)")
+    return 0
+
+
+def _block(r: _Reader, i: int, n: int) -> int:
+    """Index after the indented lines following line ``i``."""
+    j = i + 1
+    lines = r.lines
+    while j < n and (lines[j].startswith(" ") or not lines[j]):
+        j += 1
+    return j
+
+
+def _format(r: _Reader, i: int, value: str, n: int) -> int:
+    if value != str(LOCK_FORMAT):
+        r.fail(i + 1, "lock", f"format {value!r} is not one this podplan reads", str(LOCK_FORMAT))
+    return i + 1
+
+
+def _cluster(r: _Reader, i: int, value: str, n: int) -> int:
+    r.lock.cluster = r.token(value, i + 1, "cluster")
+    return i + 1
+
+
+def _changes(r: _Reader, i: int, value: str, n: int) -> int:
+    if value == "[]":
+        return i + 1
+    end = _block(r, i, n)
+    for j in range(i + 1, end):
+        raw = r.lines[j]
+        if not raw:
+            continue
+        try:
+            if not raw.startswith("  - "):
+                raise ValueError
+            note = json.loads(raw[4:])
+            if not isinstance(note, str):
+                raise ValueError
+        except ValueError:
+            r.fail(j + 1, "changes", "expected '  - \"text\"'")
+        r.lock.changes.append(note)
+    return end
+
+
+def _networks(r: _Reader, i: int, value: str, n: int) -> int:
+    items = r.flow(value, i + 1, "networks", ("fabric", "frontend", "mgmt", "oob"))
+    for key, cidr in items.items():
+        try:
+            ipaddress.IPv4Network(cidr)
+        except ValueError:
+            r.fail(i + 1, f"networks.{key}", f"{cidr!r} is not an IPv4 network")
+    if len(items) != 4:
+        r.fail(i + 1, "networks", "all four networks are needed", "fabric, frontend, mgmt, oob")
+    r.lock.networks = items
+    return i + 1
+
+
+def _rails(r: _Reader, i: int, value: str, n: int) -> int:
+    if not (value.startswith("[") and value.endswith("]")):
+        r.fail(i + 1, "rails", f"expected [CIDR, ...], found {value!r}")
+    body = value[1:-1].strip()
+    for k, cidr in enumerate(body.split(", ") if body else []):
+        try:
+            ipaddress.IPv4Network(cidr)
+        except ValueError:
+            r.fail(i + 1, f"rails[{k}]", f"{cidr!r} is not an IPv4 network")
+        r.lock.rails.append(cidr)
+    return i + 1
+
+
+def _entries(r: _Reader, i: int, value: str, n: int, section: str) -> tuple[int, list[int]]:
+    """Line indexes of the ``  name: {...}`` entries of a mapping section."""
+    if value == "{}":
+        return i + 1, []
+    if value:
+        r.fail(i + 1, section, f"expected a block of entries, found {value!r}")
+    end = _block(r, i, n)
+    return end, [j for j in range(i + 1, end) if r.lines[j]]
+
+
+def _entry(r: _Reader, j: int, section: str) -> tuple[str, str]:
+    raw = r.lines[j]
+    if not raw.startswith("  ") or raw.startswith("   "):
+        r.fail(j + 1, section, f"expected '  name: {{...}}', found {raw.strip()[:60]!r}")
+    name, sep, rest = raw[2:].partition(": ")
+    if not sep:
+        r.fail(j + 1, section, f"expected '  name: {{...}}', found {raw.strip()[:60]!r}")
+    return r.token(name, j + 1, section), rest
+
+
+def _racks(r: _Reader, i: int, value: str, n: int) -> int:
+    end, rows = _entries(r, i, value, n, "racks")
+    spots: dict[tuple[int, int], str] = {}
+    for j in rows:
+        name, rest = _entry(r, j, "racks")
+        where = f"racks.{name}"
+        f = r.flow(rest, j + 1, where, ("kind", "row", "position", "pdus"))
+        if f.get("kind") not in RACK_KINDS:
+            r.fail(j + 1, f"{where}.kind", f"{f.get('kind')!r}", ", ".join(RACK_KINDS))
+        row = r.number(f.get("row", ""), j + 1, f"{where}.row")
+        pos = r.number(f.get("position", ""), j + 1, f"{where}.position")
+        pdus = f.get("pdus", "")
+        if not pdus.isdigit():
+            r.fail(j + 1, f"{where}.pdus", f"{pdus!r} is not a count")
+        if name in r.lock.racks or (row, pos) in spots:
+            what = "listed twice" if name in r.lock.racks else f"stands where {spots[(row, pos)]}"
+            r.fail(j + 1, where, f"{name} {what}")
+        spots[(row, pos)] = name
+        r.lock.racks[name] = LockedRack(name, f["kind"], row, pos, int(pdus), j + 1)
+        r.lock.lines[where] = j + 1
+    return end
+
+
+_DEVICE_KEYS = ("role", "model", "rack", "u", "su", "slot", *ADDRESS_KEYS)
+
+
+def _devices(r: _Reader, i: int, value: str, n: int) -> int:
+    end, rows = _entries(r, i, value, n, "devices")
+    roles = (*NODE_ROLES, *SWITCH_ROLES)
+    for j in rows:
+        name, rest = _entry(r, j, "devices")
+        where = f"devices.{name}"
+        f = r.flow(rest, j + 1, where, _DEVICE_KEYS)
+        if f.get("role") not in roles:
+            r.fail(j + 1, f"{where}.role", f"{f.get('role')!r} is not a role", ", ".join(roles))
+        if name in r.lock.devices:
+            r.fail(j + 1, where, f"{name} is listed twice")
+        su = r.number(f["su"], j + 1, f"{where}.su") if "su" in f else None
+        slot = r.number(f["slot"], j + 1, f"{where}.slot") if "slot" in f else None
+        if slot is not None and slot > SU_NODES:
+            r.fail(j + 1, f"{where}.slot", f"{slot} is not a position in a scalable unit", "1-32")
+        addrs = {k: r.address(f[k], j + 1, f"{where}.{k}", k, name) for k in ADDRESS_KEYS if k in f}
+        r.lock.devices[name] = LockedDevice(
+            name,
+            f["role"],
+            r.token(f.get("model", ""), j + 1, f"{where}.model"),
+            r.token(f.get("rack", ""), j + 1, f"{where}.rack"),
+            r.number(f.get("u", ""), j + 1, f"{where}.u"),
+            addrs,
+            su,
+            j + 1,
+            slot,
+        )
+        r.lock.lines[where] = j + 1
+    return end
+
+
+def _cables(r: _Reader, i: int, value: str, n: int) -> int:
+    if value == "{}":
+        return i + 1
+    end = _block(r, i, n)
+    if _fast_cables(r, i + 1, end):
+        return end
+    _check_cables(r, i, end)
+    return end
+
+
+def _fast_cables(r: _Reader, start: int, end: int) -> bool:
+    """The whole block checked by one regular expression, then split without checks;
+    False (nothing kept) when it does not match, for ``_check_cables`` to locate why."""
+    lines = r.lines[start:end]
+    while lines and not lines[-1]:
+        lines.pop()
+    if not _CABLE_BLOCK.fullmatch("\n".join(lines) + "\n"):
+        return False
+    cables, lines_of = r.lock.cables, r.lock.lines
+    switch = ""
+    ends: set[tuple[str, str]] = set()
+    for j, raw in enumerate(lines, start=start + 1):
+        if raw[2] != " ":
+            switch = raw[2:-1]
+            lines_of[f"cables.{switch}"] = j
+            continue
+        port, _, far = raw[4:].partition(": ")
+        a, _, a_port = far.partition(" ")
+        if (a, a_port) in ends:
+            r.lock.cables.clear()
+            return False
+        ends.add((a, a_port))
+        cables.append(Cable(a, a_port, switch, port, j))
+    if len(set(map(_b_end, cables))) != len(cables):  # a port listed twice under a switch
+        r.lock.cables.clear()
+        return False
+    return True
+
+
+def _b_end(c: Cable) -> tuple[str, str]:
+    return c.b, c.b_port
+
+
+def _check_cables(r: _Reader, i: int, end: int) -> None:
+    """Line by line, naming the first line that is wrong."""
+    lines, cables = r.lines, r.lock.cables
+    switch = ""
+    ports: set[str] = set()
+    ends: dict[tuple[str, str], int] = {}
+    cable = _CABLE.fullmatch
+    for j in range(i + 1, end):
+        raw = lines[j]
+        if raw.startswith("    "):
+            m = cable(raw)
+            if not (switch and m):
+                r.fail(
+                    j + 1,
+                    f"cables.{switch}",
+                    f"expected '    port: device port', found {raw.strip()[:60]!r}",
+                )
+            port, a, a_port = m.groups()  # type: ignore[union-attr]
+            if port in ports or (a, a_port) in ends:
+                dup = port if port in ports else f"{a} {a_port}"
+                r.fail(j + 1, f"cables.{switch}.{port}", f"{dup} is cabled twice")
+            ports.add(port)
+            ends[(a, a_port)] = j + 1
+            cables.append(Cable(a, a_port, switch, port, j + 1))
+        elif raw.startswith("  ") and raw.endswith(":") and not raw.startswith("   "):
+            switch = r.token(raw[2:-1], j + 1, "cables")
+            ports = set()
+            r.lock.lines[f"cables.{switch}"] = j + 1
+        elif raw:
+            r.fail(
+                j + 1,
+                "cables",
+                f"expected '  switch:' or '    port: device port', found {raw.strip()[:60]!r}",
+            )
+
+
+def _retired(r: _Reader, i: int, value: str, n: int) -> int:
+    end, rows = _entries(r, i, value, n, "retired")
+    for j in rows:
+        name, rest = _entry(r, j, "retired")
+        where = f"retired.{name}"
+        f = r.flow(rest, j + 1, where, ADDRESS_KEYS)
+        if name in r.lock.devices or name in r.lock.retired:
+            r.fail(j + 1, where, f"{name} is both a device and retired, or retired twice")
+        r.lock.retired[name] = {
+            k: r.address(v, j + 1, f"{where}.{k}", k, name) for k, v in f.items()
+        }
+        r.lock.lines[where] = j + 1
+    return end
+
+
+def _check_references(r: _Reader) -> None:
+    """Racks named by devices exist; cables join known devices (or a rack's PDU)."""
+    lock = r.lock
+    for d in lock.devices.values():
+        if d.rack not in lock.racks:
+            r.fail(d.line, f"devices.{d.name}.rack", f"rack {d.rack} is not under racks:")
+    pdus = {
+        f"{rack.name}-pdu-{chr(ord('a') + k)}"
+        for rack in lock.racks.values()
+        for k in range(rack.pdus)
+    }
+    for c in lock.cables:
+        if c.b != SITE and c.b not in lock.devices:
+            r.fail(c.line, f"cables.{c.b}", f"{c.b} is not under devices:")
+        if c.a not in lock.devices and c.a not in pdus:
+            r.fail(c.line, f"cables.{c.b}.{c.b_port}", f"{c.a} is not under devices: or a PDU")
