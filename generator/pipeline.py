@@ -161,11 +161,13 @@ def _plan(loaded: LoadedSpec, cat: Catalog, held: LockInput) -> ClusterPlan:
 
 @dataclass(frozen=True)
 class Outputs:
-    """Everything ``podplan plan`` writes, the directories it owns wholesale, and what to
-    tell the user besides the files (identity changes against the plan lock)."""
+    """Everything ``podplan plan`` writes; ``manifest`` is the path of the manifest among
+    ``files`` (what podplan owns, see ``render.manifest``); what to tell the user besides the
+    files (identity changes against the plan lock)."""
 
     files: list[OutFile]
-    owned_dirs: list[str]
+    manifest: str
+    name: str
     messages: list[str] = field(default_factory=list)
 
 
@@ -199,6 +201,7 @@ def _outputs(
     from generator.emit.pulumi import emit_pulumi
     from generator.emit.report import emit_report
     from generator.emit.reports import emit_reports
+    from generator.render.manifest import build_manifest, manifest_path
 
     cat = catalog or default_catalog()
     held = read_lock(loaded, out_dir, fresh)
@@ -207,7 +210,8 @@ def _outputs(
     with located(loaded):
         files = [*emit_reports(cluster, bom), *emit_inventory(cluster), *emit_pulumi(cluster)]
         files += emit_report(cluster, bom, [f.path for f in files])
-    owned = [f"reports/{cluster.name}", f"inventories/{cluster.name}"]
     before = held.lock.changes if held.lock else []
     news = list(cluster.identity_changes) if cluster.identity_changes != before else []
-    return Outputs(files=sorted(files), owned_dirs=owned, messages=news)
+    manifest = manifest_path(cluster.name)
+    files.append(build_manifest(cluster.spec_file, manifest, files))
+    return Outputs(files=sorted(files), manifest=manifest, name=cluster.name, messages=news)
