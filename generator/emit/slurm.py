@@ -172,6 +172,9 @@ def emit_slurm_inventory(plan: ClusterPlan) -> list[OutFile]:
                     "podplan_cluster_name": plan.name,
                     "podplan_spec_file": spec,
                     "podplan_generated_by": GENERATED_BY,
+                    # Fixed once planned (the lock keeps it): time and access rules that
+                    # name the network, not each host, stay put when the cluster grows.
+                    "podplan_management_cidr": plan.network.mgmt_cidr,
                 },
                 spec,
             ),

@@ -3,12 +3,15 @@
 The spec is edited, ``podplan plan`` regenerates over its own previous output tree (the lock
 file keeps every built device's name and address; the munge key in the inventory's
 ``.secrets/`` is the user's and survives), the new machines are racked (``lab.sh add``) and
-``site.yml`` runs again. What each run changed on each existing host is read from Ansible's
-own output (task, and loop item for the Slurm configuration files).
+``site.yml`` runs again. What each run changed on each existing host is read twice: from
+Ansible's own output (task, and loop item for the Slurm configuration files) and from the hosts
+themselves (every file under /etc and /usr/local, hashed before and after the run; the lines
+that changed in the files that name nodes).
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 import subprocess
@@ -35,6 +38,13 @@ RESTART_SLURMD = (
 DRAIN = "slurm_retire : Drain the departing nodes that are not drained yet."
 STOP_SLURMD = "slurm_retire : Stop and disable slurmd on the departing nodes."
 RETIRE_REASON = "podplan: left the plan"
+CONFIG_ROOTS = "/etc /usr/local"
+NODE_FILES = {  # file -> the only lines a change of the node list may change in it
+    "/etc/hosts": r"^\d+\.\d+\.\d+\.\d+\s",
+    "/etc/slurm/slurm.conf": r"^(NodeName|NodeSet)=",
+    "/etc/slurm/gres.conf": r"^NodeName=",
+    "/etc/slurm/topology.conf": r"^SwitchName=",
+}
 
 
 def changes(output: str) -> dict[str, set[str]]:
@@ -78,6 +88,50 @@ def digest(path: Path) -> str:
 
 def host_digests(lab: Lab, hosts: list[str], path: str) -> dict[str, str]:
     return {h: lab.sh(h, f"sha256sum {path}").split()[0] for h in hosts}
+
+
+def config_files(lab: Lab, hosts: list[str]) -> dict[str, dict[str, str]]:
+    """Host -> {path: SHA-256} of every file under ``CONFIG_ROOTS``: what a run may change."""
+    found = {}
+    for host in hosts:
+        out = lab.sh(host, f"find {CONFIG_ROOTS} -type f -print0 | xargs -0 sha256sum")
+        found[host] = {path: sha for sha, path in (line.split(None, 1) for line in
+                       out.splitlines())}  # fmt: skip
+    return found
+
+
+def files_changed(
+    before: dict[str, dict[str, str]], after: dict[str, dict[str, str]]
+) -> dict[str, list[str]]:
+    """Host -> the files added, removed or rewritten with other content between two reads."""
+    return {
+        host: sorted(p for p in old.keys() | after[host].keys() if old.get(p) != after[host].get(p))
+        for host, old in before.items()
+    }
+
+
+def node_file_texts(lab: Lab, host: str) -> dict[str, str]:
+    return {path: lab.sh(host, f"cat {path}") for path in NODE_FILES}
+
+
+def lines_changed(before: dict[str, str], after: dict[str, str]) -> dict[str, list[str]]:
+    """File -> its removed (``-``) and added (``+``) lines, for the files that name nodes."""
+    return {
+        path: [
+            line.rstrip("\n")
+            for line in difflib.ndiff(before[path].splitlines(), after[path].splitlines())
+            if line[:2] in ("- ", "+ ")
+        ]
+        for path in before
+    }
+
+
+def assert_node_lines_only(changed: dict[str, list[str]]) -> None:
+    """Every changed line of a node-naming file is one that names nodes, and some changed."""
+    for path, lines in changed.items():
+        assert lines, f"{path} did not change"
+        other = [ln for ln in lines if not re.match(NODE_FILES[path], ln[2:])]
+        assert not other, f"{path}: lines other than the node lines changed: {other}"
 
 
 def addresses(inventory: Path, hosts: list[str]) -> dict[str, str]:
@@ -157,10 +211,17 @@ def grow(lab: Lab, extra: list[str]) -> dict[str, set[str]]:
     r = lab.timed("lab add", "add", str(lab.inventory))
     assert r.returncode == 0, r.stdout + r.stderr
 
+    files, texts = config_files(lab, old), node_file_texts(lab, heads[0])
     lab.playbook("growth run", *extra)
     changed = changes(lab.output)
     got = {h: changed.get(h, set()) for h in old}
     assert got == _expected_changes(old, heads, before["slurm_compute"]), got
+    on_disk = files_changed(files, config_files(lab, old))
+    assert on_disk == {h: sorted(NODE_FILES) for h in old}, on_disk
+    lines = lines_changed(texts, node_file_texts(lab, heads[0]))
+    assert_node_lines_only(lines)
+    assert all(ln.startswith("+ ") for ln in lines["/etc/hosts"]), lines["/etc/hosts"]
+    lab.evidence["growth"] = {"files": on_disk, "lines": lines}
     assert host_digests(lab, old, "/etc/munge/munge.key") == host_keys
     assert slurm_nodes(lab, new_login)[node] == "idle"
     ran = lab.sh(f"alice@{new_login}", f"srun --nodelist={node} hostname").strip()
@@ -196,9 +257,16 @@ def shrink(lab: Lab, extra: list[str]) -> dict[str, set[str]]:
         lambda: lab.sh(login, f"squeue --noheader --nodelist={victim}").strip() == "",
     )
 
+    stays = sorted({h for hosts in after.values() for h in hosts})
+    files, texts = config_files(lab, stays), node_file_texts(lab, heads[0])
     lab.playbook("shrink run", *extra)
     changed = changes(lab.output)
-    stays = sorted({h for hosts in after.values() for h in hosts})
+    on_disk = files_changed(files, config_files(lab, stays))
+    assert on_disk == {h: sorted(NODE_FILES) for h in stays}, on_disk
+    lines = lines_changed(texts, node_file_texts(lab, heads[0]))
+    assert_node_lines_only(lines)
+    assert all(ln.startswith("- ") and victim in ln for ln in lines["/etc/hosts"]), lines
+    lab.evidence["shrink"] = {"files": on_disk, "lines": lines}
     got = {h: changed.get(h, set()) - {f"{STOP_SLURMD} [{victim}]"} for h in stays}
     assert got == _expected_changes(stays, heads, after["slurm_compute"]), got
     assert f"{STOP_SLURMD} [{victim}]" in changed.get(heads[0], set()), changed.get(heads[0])

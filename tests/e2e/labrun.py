@@ -153,6 +153,8 @@ class Lab:
         self.times: dict[str, float] = {}
         self.output = ""
         self.extra: list[str] = []
+        self.evidence: dict[str, dict[str, object]] = {}
+        """What a scenario found on the hosts, written beside the logs for the report."""
 
     def timed(self, label: str, *args: str) -> subprocess.CompletedProcess[str]:
         start = time.monotonic()

@@ -340,6 +340,6 @@ def test_slurm_lab_grows_and_shrinks(lab: Lab, tmp_path: Path) -> None:
         start = time.monotonic()
         changed = change(lab, extra)
         lab.times[step] = time.monotonic() - start
-        (lab.logs / f"{step}-changes.json").write_text(
-            json.dumps({h: sorted(t) for h, t in sorted(changed.items())}, indent=2)
-        )
+        tasks = {h: sorted(t) for h, t in sorted(changed.items())}
+        found = {"ansible changed": tasks, **lab.evidence.get(step, {})}
+        (lab.logs / f"{step}-changes.json").write_text(json.dumps(found, indent=2))

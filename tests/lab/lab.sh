@@ -304,6 +304,9 @@ add_stand_ins() {
 # proctrack/cgroup needs freezer and ConstrainDevices needs devices, both of which can be
 # remounted read-write from inside (memory cannot: "busy"). A unit in each container does
 # that at boot; Slurm then names its cgroups slurm_<node>, so containers never collide.
+# Only the mount's own flag changes (remount,bind): a plain remount reconfigures the
+# hierarchy, which the kernel refuses (EBUSY) once it holds cgroups, as it does when
+# `lab.sh add` boots a container after Slurm runs on the others.
 writable_cgroups() {
     local root=$1 unit=podplan-lab-cgroups.service
     cat >"$root/etc/systemd/system/$unit" <<'EOF'
@@ -315,8 +318,8 @@ After=sysinit.target
 [Service]
 Type=oneshot
 RemainAfterExit=yes
-ExecStart=/bin/mount -o remount,rw /sys/fs/cgroup/freezer
-ExecStart=/bin/mount -o remount,rw /sys/fs/cgroup/devices
+ExecStart=/bin/mount -o remount,bind,rw /sys/fs/cgroup/freezer
+ExecStart=/bin/mount -o remount,bind,rw /sys/fs/cgroup/devices
 
 [Install]
 WantedBy=multi-user.target
