@@ -92,11 +92,27 @@ def _check_size(loaded: LoadedSpec, result: SizingResult) -> None:
 
 
 def size(loaded: LoadedSpec, catalog: Catalog | None = None) -> SizingResult:
-    """Size every workload and the cluster."""
+    """Size every workload and the cluster, wall-clock included.
+
+    Wall-clock needs the checkpoint bandwidth of the storage plan, and the storage plan is
+    sized from the sizing (its checkpoints), so the sizing runs twice: once to size the
+    storage, once with that storage's bandwidth (which the deadline is judged with). A
+    storage that still changes is followed once more; ``plan`` builds its storage from the
+    final sizing, so both report the same wall-clock.
+    """
+    from generator.plan.run_env import run_environment
     from generator.sizing import size as size_spec
 
+    cat = catalog or default_catalog()
     with located(loaded):
-        result = size_spec(loaded.spec, catalog or default_catalog())
+        result = size_spec(loaded.spec, cat)
+        env = run_environment(loaded.spec, result, cat)
+        for _ in range(3):
+            result = size_spec(loaded.spec, cat, env=env)
+            settled = run_environment(loaded.spec, result, cat)
+            if settled == env:
+                break
+            env = settled
     _check_size(loaded, result)
     return result
 

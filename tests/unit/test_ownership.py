@@ -179,7 +179,13 @@ def test_diff_reports_files_devices_and_bom(tmp_path: Path) -> None:
     assert f"  - {tmp_path / INV / 'host_vars/gpu003.yml'}" in lines
     assert "  - compute node gpu003" in lines
     assert any(ln.startswith("  ~ compute xe9680-h100-sxm: quantity 3 -> 2") for ln in lines)
-    assert lines[-1].startswith("capex: 1,824,675.66 -> ")
+    podplan("plan", _shrunk(tmp_path), "--out", str(tmp_path / "shrunk"), "-q")
+    before, after = (
+        json.loads((root / "reports/slurm-lab/bom.json").read_text())["totals"]["capex_usd"]
+        for root in (tmp_path, tmp_path / "shrunk")
+    )
+    assert after < before  # one GPU server fewer
+    assert lines[-1] == f"capex: {before:,.2f} -> {after:,.2f} USD ({after - before:+,.2f})"
     same = podplan("plan", SPEC, "--out", str(tmp_path), "--diff").out.splitlines()
     assert "devices: 0 added, 0 removed, 0 with identity moves" in same
     assert "bill of materials: unchanged" in same
