@@ -167,6 +167,10 @@ def plan(spec: str, out_dir: Path, fresh: bool, dry_run: bool, show_diff: bool, 
     for line in recover(out_dir):
         console.info(line)
     update = prepare(out_dir, out.files, out.manifest, force)
+    if fresh:  # the lock was set aside on purpose, hand edits or damage included: rewrite it
+        from generator.plan.lock.text import lock_path
+
+        update.refusals = [r for r in update.refusals if r.path != lock_path(out.name)]
     apply(update)
     _report_written(update)
     return 0
