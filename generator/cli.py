@@ -156,8 +156,9 @@ def plan(spec: str, out_dir: Path, fresh: bool, dry_run: bool, show_diff: bool, 
 
     loaded = pipeline.load_checked(spec)
     out = pipeline.outputs(loaded, out_dir=out_dir, fresh=fresh)
-    for line in out.messages:  # identity changes against the plan lock
-        console.info(line)
+    if dry_run or show_diff or check:
+        for line in out.messages:  # identity changes against the plan lock
+            console.info(line)
     if dry_run:
         for f in out.files:
             click.echo(f"would write {out_dir / f.path} ({len(f.content)} bytes)")
@@ -172,6 +173,8 @@ def plan(spec: str, out_dir: Path, fresh: bool, dry_run: bool, show_diff: bool, 
 
         update.refusals = [r for r in update.refusals if r.path != lock_path(out.name)]
     apply(update)
+    for line in out.messages:  # after the write: a failed run prints its error line only
+        console.info(line)
     _report_written(update)
     return 0
 

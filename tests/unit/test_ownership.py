@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -179,6 +180,8 @@ def test_diff_reports_files_devices_and_bom(tmp_path: Path) -> None:
     assert f"  - {tmp_path / INV / 'host_vars/gpu003.yml'}" in lines
     assert "  - compute node gpu003" in lines
     assert any(ln.startswith("  ~ compute xe9680-h100-sxm: quantity 3 -> 2") for ln in lines)
+    # The same regeneration, written to a copy of the tree: its plan lock applies there too.
+    shutil.copytree(tmp_path, tmp_path / "shrunk", ignore=lambda d, _: ["shrunk"])
     podplan("plan", _shrunk(tmp_path), "--out", str(tmp_path / "shrunk"), "-q")
     before, after = (
         json.loads((root / "reports/slurm-lab/bom.json").read_text())["totals"]["capex_usd"]
