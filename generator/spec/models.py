@@ -134,7 +134,8 @@ class InlineArchitecture(SpecModel):
         default=0, ge=0, description="MoE: always-on experts per MoE layer (DeepSeek, Llama 4)."
     )
     shared_expert_ffn_hidden_size: int | None = Field(
-        default=None, gt=0, description="MoE: FFN width of one shared expert; default ffn_hidden_size."
+        default=None, gt=0,
+        description="MoE: FFN width of one shared expert; default ffn_hidden_size."
     )
     dense_ffn_hidden_size: int | None = Field(
         default=None, gt=0,
