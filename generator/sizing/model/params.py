@@ -4,8 +4,8 @@ P_layer = h*(a*d_h) [Q] + 2*h*(g*d_h) [K,V] + (a*d_h)*h [O] + k*h*f*E [MLP] + h*
 + 2h [norms]; P = L*P_layer + V*h*(1 if tied else 2) + h. MoE models add shared experts
 (S*k*h*f_s per MoE layer) and may keep dense layers (k*h*f_dense) before or between the MoE
 layers; MLA replaces Q/K/V by low-rank projections (see ``attention_params``).
-Biases are left out: modern models have none and GPT-3's are < 0.1 % of its weights. MoE "active" parameters use top-k
-experts instead of E, which is what a token actually multiplies against.
+Biases are left out: modern models have none and GPT-3's are < 0.1 % of its weights. MoE
+"active" parameters use top-k experts instead of E: what a token actually multiplies against.
 """
 
 from __future__ import annotations
