@@ -72,7 +72,8 @@ COMMENTS: dict[str, list[str]] = {
         "# Share of each communication left exposed where the stack overlaps it (one value",
         "# per kind of overlap, shared by every stack with the feature): tp (TE userbuffers /",
         "# async TP), dp (distributed optimizer's bucketed reduce-scatter/all-gather), fsdp",
-        "# (ZeRO-3 prefetched gathers), pp (stage send/recv), cp (K/V ring).",
+        "# (ZeRO-3 prefetched gathers), pp (stage send/recv), cp (K/V ring), ep (MoE",
+        "# all-to-all token dispatch/combine).",
     ],
     "frameworks": [
         "# Software stacks a spec may name, described by features (data, not fitted):",

@@ -208,6 +208,16 @@ class Parallelism(SpecModel):
     recompute: Recompute | None = Field(
         default=None, description="Activation recomputation: none | selective | full."
     )
+    ep: int | None = Field(
+        default=None, ge=1,
+        description="Expert-parallel size (MoE models): must divide the number of experts "
+                    "and the ranks of a pipeline stage (tp x cp x dp).",
+    )
+    etp: int | None = Field(
+        default=None, ge=1,
+        description="Expert tensor-parallel size (MoE): ranks one expert is split over; "
+                    "default 1 with ep > 1, else tp.",
+    )
 
 
 class InferenceParallelism(SpecModel):
@@ -268,7 +278,8 @@ class TrainingWorkload(SpecModel):
         default=None, description="Periodic evaluation: {every_samples, samples}."
     )
     parallelism: Parallelism = Field(
-        default_factory=Parallelism, description="Optional pins: tp, pp, dp, cp, vp, recompute."
+        default_factory=Parallelism,
+        description="Optional pins: tp, pp, dp, cp, vp, recompute, ep, etp."
     )
 
     @model_validator(mode="after")

@@ -91,6 +91,9 @@ class Overlap:
     """ZeRO-3 / FSDP gathers prefetched behind the previous layer's compute."""
     pp: float
     cp: float
+    ep: float = 1.0
+    """MoE all-to-all dispatch/combine left exposed (Megatron overlaps it with the other
+    micro-batch's compute in 1F1B, DeepEP with the shared experts)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +125,7 @@ class Framework:
     dp_exposed: float
     pp_exposed: float
     cp_exposed: float
+    ep_exposed: float = 1.0
 
     def runs(self, dim: str) -> bool:
         """Whether the stack can run parallel dimension ``dim``."""
@@ -265,7 +269,7 @@ def _framework(
         gathers_per_layer=int(f.get("gathers_per_layer", 1)),
         tp_exposed=overlap.tp if tp_overlap else 1.0,
         dp_exposed=overlap.dp if sharding == "distributed" else overlap.fsdp,
-        pp_exposed=overlap.pp, cp_exposed=overlap.cp,
+        pp_exposed=overlap.pp, cp_exposed=overlap.cp, ep_exposed=overlap.ep,
     )
 
 

@@ -20,6 +20,7 @@ from generator.sizing.model.hardware import Device, Node
 from generator.sizing.model.job import Job, Layout
 from generator.sizing.training.layouts import (
     Pins,
+    expert_choices,
     frames,
     mbs_choices,
     recompute_choices,
@@ -107,13 +108,13 @@ class Searcher:
         self._per_step: dict[tuple[int, ...], tuple[float, float]] = {}
 
     def states(
-        self, tp: int, pp: int, cp: int, dp: int, shard: int = 0
+        self, tp: int, pp: int, cp: int, dp: int, shard: int = 0, ep: int = 1, etp: int = 0
     ) -> tuple[float, float, float]:
         """(weights, gradients, optimizer) bytes: the same for every b, vp and recompute."""
-        key = (tp, pp, cp, dp, shard)
+        key = (tp, pp, cp, dp, shard, ep, etp)
         got = self._states.get(key)
         if got is None:
-            lay = Layout(tp, pp, dp, cp, 1, 1, "none", shard=shard)
+            lay = Layout(tp, pp, dp, cp, 1, 1, "none", shard=shard, ep=ep, etp=etp)
             got = self._states[key] = state_bytes(self.job, lay, self.fw, self.eff)
         return got
 
@@ -148,7 +149,7 @@ class Searcher:
             recompute_layers=lo)
 
     def memory(self, lay: Layout) -> MemoryTerms:
-        w, g, o = self.states(lay.tp, lay.pp, lay.cp, lay.dp, lay.shard)
+        w, g, o = self.states(lay.tp, lay.pp, lay.cp, lay.dp, lay.shard, lay.ep, lay.etp)
         return MemoryTerms(w, g, o, self.activations(lay), self.overhead)
 
     def step(self, lay: Layout) -> StepTime:
@@ -161,7 +162,7 @@ class Searcher:
             mb = microbatch_time(self.job, lay, self.device, self.node, self.eff)
             if self.cache_mb:
                 self._mb[key] = mb
-        frame = (lay.tp, lay.pp, lay.cp, lay.dp, lay.shard)
+        frame = (lay.tp, lay.pp, lay.cp, lay.dp, lay.shard, lay.ep, lay.etp)
         per_step = self._per_step.get(frame)
         if per_step is None:
             per_step = self._per_step[frame] = (
@@ -197,21 +198,25 @@ class Searcher:
 
     def scan_frame(self, scan: _Scan, tp: int, cp: int, pp: int, dp: int) -> None:
         """Every micro-batch, interleaving and recompute variant of one (tp, cp, pp, dp)."""
+        experts = expert_choices(self.job, tp, cp, dp, self.pins, self.fw)
         for shard in shard_choices(tp, cp, dp, self.node, self.pins, self.fw):
-            self.scan_shard(scan, tp, cp, pp, dp, shard)
+            for ep, etp in experts:
+                self.scan_shard(scan, Layout(tp, pp, dp, cp, 1, 1, "none", shard=shard, ep=ep,
+                                             etp=etp))
 
-    def scan_shard(self, scan: _Scan, tp: int, cp: int, pp: int, dp: int, shard: int) -> None:
-        """The variants of one frame with one ZeRO-3 shard group (0 = all of dp)."""
+    def scan_shard(self, scan: _Scan, frame: Layout) -> None:
+        """The variants of one frame with one ZeRO-3 shard group (0 = all of dp) and one
+        expert split."""
         job, pins = self.job, self.pins
-        base = sum(self.states(tp, pp, cp, dp, shard)) + self.overhead
+        tp, pp, dp, cp = frame.tp, frame.pp, frame.dp, frame.cp
+        base = sum(self.states(tp, pp, cp, dp, frame.shard, frame.ep, frame.etp)) + self.overhead
         if base > self.limit:  # weights and optimizer alone overflow: skip the variants
             scan.too_big += self.variants(pp, dp)
-            scan.note_tight(base, Layout(tp, pp, dp, cp, 1, 1, self.recomputes[-1], shard=shard))
+            scan.note_tight(base, frame._replace(recompute=self.recomputes[-1]))
             return
         for mbs in mbs_choices(job, dp, pins):
             m = max(1, job.global_batch // (dp * mbs))
-            fits = [self.lightest(scan, base, Layout(tp, pp, dp, cp, vp, mbs, "none",
-                                                     shard=shard), m)
+            fits = [self.lightest(scan, base, frame._replace(vp=vp, mbs=mbs), m)
                     for vp in vp_choices(job, pp, m, pins, self.fw)]
             if not any(fits):
                 return
