@@ -39,6 +39,7 @@ STEP_OVERHEAD = tuple(f"frameworks.{f}.step_overhead_s" for f in ("nemo", "fsdp"
 PARAMS: tuple[Param, ...] = (
     Param(("compute.gemm_efficiency.default",), 0.3, 0.95, 0.65),
     Param(("compute.gemm_efficiency.a100-sxm-80gb",), 0.3, 0.95, 0.7),
+    Param(("compute.gemm_efficiency.b200-sxm-180gb",), 0.3, 0.95, 0.6),
     Param(("compute.tokens_half",), 10.0, 4000.0, 400.0),
     Param(("compute.tokens_exponent",), 0.5, 6.0, 2.0),
     Param(("compute.width_half",), 1.0, 2000.0, 300.0),
@@ -52,6 +53,7 @@ PARAMS: tuple[Param, ...] = (
     Param(("overlap.dp",), 0.0, 1.0, 0.05),
     Param(("overlap.fsdp",), 0.0, 1.0, 0.1),
     Param(("overlap.cp",), 0.0, 1.0, 0.3),
+    Param(("overlap.ep",), 0.0, 1.0, 0.5),
     Param(STEP_OVERHEAD, 0.0, 5.0, 0.05),
     Param(("network.fabric_efficiency",), 0.4, 0.95, 0.7),
     Param(("network.hop_latency_s",), 1e-6, 3e-5, 5e-6),
