@@ -16,7 +16,15 @@ import datetime as dt
 import sys
 from typing import Any
 
-from benchmarks.accuracy import evaluate, format_groups, format_rows, summary, verdict
+from benchmarks.accuracy import (
+    dense,
+    evaluate,
+    format_groups,
+    format_rows,
+    is_moe,
+    summary,
+    verdict,
+)
 from benchmarks.calibration import load_cases
 from benchmarks.crossval import PARAMS, Budget, Row, apply, fit, leave_one_source_out
 from benchmarks.uncertainty_table import render_uncertainty
@@ -43,8 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     loso = leave_one_source_out(doc, budget, args.jobs)
     stats, cv = summary(inside), summary(loso)
     print(format_rows(inside, loso), format_groups(inside, loso), sep="\n\n", end="\n\n")
-    print(verdict("in-sample", inside))
-    print(verdict("leave-one-source-out", loso))
+    print(verdict("in-sample", dense(inside), "dense"))
+    print(verdict("leave-one-source-out", dense(loso), "dense"))
+    print(verdict("in-sample", [r for r in inside if is_moe(r)], "MoE training"))
+    print(verdict("leave-one-source-out", [r for r in loso if is_moe(r)], "MoE training"))
     if not args.dry_run:
         write(fitted, stats, cv, loso)
         print(f"wrote {EFFICIENCY_FILE} and {UNCERTAINTY_FILE}")
