@@ -281,7 +281,8 @@ def _training_case(row: dict[str, str], catalog: Catalog, eff: Efficiency) -> Ca
     family = eff.framework(stack).family
     return Case(row["id"], row["model"], row["method"], gpus, metric, measured, device, node,
                 source=normalise_source(row["source"]), group=row["category"],
-                tags=_tags(row), regime=Regime.of(family, kind, gpus, device.id, sample_tokens),
+                tags=_tags(row),
+                regime=Regime.of(family, kind, gpus, device.id, sample_tokens, arch.moe),
                 job=job,
                 pins=pins)
 

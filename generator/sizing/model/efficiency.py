@@ -48,6 +48,11 @@ class Compute:
     fa2_efficiency: dict[str, float]
     """FlashAttention-2's speed relative to the GEMMs, by GPU architecture: tuned for Ampere,
     it reaches ~35 % of an H100's peak where Hopper kernels (FA3, cuDNN) reach ~75 %."""
+    moe_layer_overhead_s: float = 0.0
+    """CPU time to issue one MoE layer's extra kernels per micro-batch (router, top-k,
+    permute/unpermute, the dispatcher's token-count exchange and host sync, grouped GEMM
+    set-up), on top of ``layer_overhead_s``; it shows when it exceeds the GPU time, which
+    small-hidden MoE models at small micro-batches reach."""
 
     def peak_fraction(self, gpu_id: str) -> float:
         """Best-case fraction of peak for large GEMMs on this GPU (``default`` if unlisted)."""
@@ -204,7 +209,8 @@ def from_mapping(doc: dict[str, Any]) -> Efficiency:
                 gemm_efficiency={str(k): float(v) for k, v in c["gemm_efficiency"].items()},
                 fa2_efficiency={str(k): float(v) for k, v in c["fa2_efficiency"].items()},
                 **{k: float(c[k]) for k in ("tokens_half", "tokens_exponent", "width_half",
-                                            "fp8_speedup", "layer_overhead_s")},
+                                            "fp8_speedup", "layer_overhead_s",
+                                            "moe_layer_overhead_s")},
             ),
             memory=Memory(**{k: float(v) for k, v in m.items()}),
             network=Network(**{k: float(v) for k, v in n.items()}),

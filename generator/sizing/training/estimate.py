@@ -191,7 +191,7 @@ def band(
     table: Table, w: TrainingWorkload, job: Job, gpus: int, gpu: str
 ) -> tuple[Uncertainty, list[str]]:
     """The estimate's uncertainty band and, outside calibration, the note."""
-    regime = Regime.of(w.framework.value, w.kind, gpus, gpu, job.sample_tokens)
+    regime = Regime.of(w.framework.value, w.kind, gpus, gpu, job.sample_tokens, job.arch.moe)
     b = table.band(regime)
     u = Uncertainty(low_pct=b.low_pct, high_pct=b.high_pct, similar_measurements=b.similar,
                     calibrated=b.calibrated, regime=b.regime.text() if b.regime else "all rows")

@@ -22,6 +22,7 @@ from generator.sizing.model.efficiency import Efficiency, Framework
 from generator.sizing.model.flops import TokenFlops, hardware_flops
 from generator.sizing.model.hardware import Device, Node
 from generator.sizing.model.job import Job, Layout, sequence_tokens
+from generator.sizing.model.params import moe_layers
 from generator.sizing.training import comm
 from generator.sizing.training.memory import held_params, stage_params
 
@@ -151,7 +152,9 @@ def launch_time(job: Job, lay: Layout, eff: Efficiency) -> float:
     the GPU, so it only shows when it exceeds the GPU time)."""
     layers = math.ceil(job.arch.layers / lay.pp)
     factor = 1.0 + lay.recompute_fraction(job.arch.layers) / 3.0
-    return eff.compute.layer_overhead_s * layers * factor
+    n_moe = min(layers, moe_layers(job.arch))
+    return (eff.compute.layer_overhead_s * layers
+            + eff.compute.moe_layer_overhead_s * n_moe) * factor
 
 
 def _zero3_exposed(moved: float, busy: float, fw: Framework) -> float:
