@@ -20,6 +20,7 @@ never counts toward MFU (it is HFU's business).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from generator.sizing.model.arch import Architecture
 from generator.sizing.model.params import non_embedding_params, routed_active_params
@@ -49,6 +50,7 @@ class TokenFlops:
         return self.gemm + self.attention + self.expert
 
 
+@cache
 def linear_params(arch: Architecture) -> float:
     """Weights a token multiplies against: active block weights plus the logits layer."""
     return float(non_embedding_params(arch, active=True) + arch.vocab * arch.hidden)
@@ -72,6 +74,7 @@ def model_flops(
                       expert=per_weight * routed * capacity_factor)
 
 
+@cache
 def hardware_flops(
     arch: Architecture, kind: str, seq: float, recompute: str, adapter_params: float = 0.0,
     fraction: float = 1.0, capacity_factor: float = 1.0,

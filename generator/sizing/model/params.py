@@ -10,7 +10,7 @@ Biases are left out: modern models have none and GPT-3's are < 0.1 % of its weig
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from generator.sizing.model.arch import Architecture
 from generator.sizing.model.kvcache import kv_cache_bytes_per_token
@@ -40,6 +40,7 @@ def expert_params(arch: Architecture) -> int:
     return arch.mlp_matrices * arch.hidden * arch.ffn
 
 
+@cache
 def moe_layers(arch: Architecture) -> int:
     """Layers with routed experts: every ``moe_every``-th layer after the dense ones."""
     if not arch.moe:
@@ -76,6 +77,7 @@ def layer_params(arch: Architecture, *, active: bool = False, moe: bool | None =
             + router + norms)
 
 
+@cache
 def block_params(arch: Architecture, *, active: bool = False) -> int:
     """Every transformer block: the MoE blocks plus the dense ones."""
     n_moe = moe_layers(arch)
@@ -88,6 +90,7 @@ def embedding_params(arch: Architecture) -> int:
     return arch.vocab * arch.hidden * (1 if arch.tied_embeddings else 2)
 
 
+@cache
 def total_params(arch: Architecture) -> int:
     """Every weight of the model."""
     return block_params(arch) + embedding_params(arch) + arch.hidden
@@ -98,11 +101,13 @@ def active_params(arch: Architecture) -> int:
     return block_params(arch, active=True) + embedding_params(arch) + arch.hidden
 
 
+@cache
 def non_embedding_params(arch: Architecture, *, active: bool = False) -> int:
     """Transformer blocks and the final norm: what scales compute with depth and width."""
     return block_params(arch, active=active) + arch.hidden
 
 
+@cache
 def routed_active_params(arch: Architecture) -> int:
     """Routed expert weights one token multiplies against, over all MoE layers (their GEMMs
     are grouped and small, so they are timed apart from the dense ones)."""
