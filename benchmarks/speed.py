@@ -161,32 +161,59 @@ def plan_end_to_end(nodes: int, workdir: Path) -> tuple[float, float]:
     """(wall, CPU) seconds for what ``podplan plan`` does in-process: load, size, plan, BOM,
     every emitter, write."""
     from generator import pipeline
-    from generator.emit.stack_secrets import merge_with_existing
-    from generator.render.write import write_tree
+    from generator.render.update import apply, prepare
 
     spec = _bench_spec(nodes, workdir)
     out_dir = workdir / f"out-{nodes}"
     cpu, start = time.process_time(), time.perf_counter()
     out = pipeline.outputs(pipeline.load_checked(str(spec)))
-    write_tree(out_dir, merge_with_existing(out_dir, out.files), out.owned_dirs)
+    apply(prepare(out_dir, out.files, out.manifest))
     return time.perf_counter() - start, time.process_time() - cpu
 
 
-def plan_cli(nodes: int, workdir: Path) -> tuple[float, float]:
-    """(wall, CPU) seconds of the ``podplan plan`` command itself, interpreter start and
-    imports included (a child process; CPU = its user + system time)."""
-    spec = _bench_spec(nodes, workdir)
+def podplan_cli(*args: str, ok: tuple[int, ...] = (0,)) -> tuple[float, float]:
+    """(wall, CPU) seconds of one ``podplan ARGS`` command, interpreter start and imports
+    included (a child process; CPU = its user + system time)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-c", "from generator.cli import main; main()", "plan", str(spec),
-         "--out", str(workdir / f"cli-{nodes}")],
-        check=True, stdout=subprocess.DEVNULL,
-    )  # fmt: skip
+    r = subprocess.run([sys.executable, "-c", "from generator.cli import main; main()", *args],
+                       check=False, stdout=subprocess.DEVNULL)
     wall = time.perf_counter() - start
+    assert r.returncode in ok, f"podplan {' '.join(args)}: exit {r.returncode}"
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
+
+
+def plan_cli(nodes: int, workdir: Path) -> tuple[float, float]:
+    """(wall, CPU) seconds of the ``podplan plan`` command writing ``nodes`` nodes."""
+    spec = _bench_spec(nodes, workdir)
+    return podplan_cli("plan", str(spec), "--out", str(workdir / f"cli-{nodes}"))
+
+
+VERSION_TARGET_S = 0.25
+VERSION_RUNS = 10
+
+
+def regeneration_timings(nodes: int, workdir: Path) -> list[Timing]:
+    """``podplan --version`` (imports nothing heavy) and, on the tree ``plan_cli`` wrote,
+    ``plan --check`` (up to date) and ``plan --diff`` against a spec with one more login
+    node (every compute node's address moves without a plan lock)."""
+    runs = [podplan_cli("--version") for _ in range(VERSION_RUNS)]
+    rows = [Timing("podplan --version (new process)", min(runs)[0],
+                   f"best of {VERSION_RUNS}; mean {sum(w for w, _ in runs) / len(runs):.3f} s; "
+                   f"{min(runs)[1]:.3f} s CPU", VERSION_TARGET_S)]  # fmt: skip
+    spec, out = _bench_spec(nodes, workdir), workdir / f"cli-{nodes}"
+    grown = workdir / "grown.yaml"
+    grown.write_text(spec.read_text(encoding="utf-8").replace("hardware: {", "hardware: "
+                     "{login_nodes: 2, "), encoding="utf-8")  # fmt: skip
+    for what, args, ok in (("plan --check (up to date)", (str(spec), "--check"), (0,)),
+                           ("plan --diff (+1 login node)", (str(grown), "--diff"), (0,))):
+        wall, cpu = min(podplan_cli("plan", *args, "--out", str(out), ok=ok)
+                        for _ in range(REPEAT))
+        rows.append(Timing(f"podplan {what}, {nodes:,} nodes", wall,
+                           f"best of {REPEAT}; {cpu:.2f} s CPU (user + system)"))
+    return rows
 
 
 def plan_timings() -> list[Timing]:
@@ -217,6 +244,7 @@ def plan_timings() -> list[Timing]:
                 PLAN_TARGET_S,
             )
         )
+        rows += regeneration_timings(nodes, Path(tmp))
     return rows
 
 

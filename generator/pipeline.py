@@ -127,10 +127,12 @@ def plan(loaded: LoadedSpec, catalog: Catalog | None = None) -> ClusterPlan:
 
 @dataclass(frozen=True)
 class Outputs:
-    """Everything ``podplan plan`` writes, and the directories it owns wholesale."""
+    """Everything ``podplan plan`` writes; ``manifest`` is the path of the manifest among
+    ``files`` (what podplan owns, see ``render.manifest``)."""
 
     files: list[OutFile]
-    owned_dirs: list[str]
+    manifest: str
+    name: str
 
 
 def bill_of_materials(loaded: LoadedSpec, cluster: ClusterPlan, catalog: Catalog | None = None):  # type: ignore[no-untyped-def]
@@ -155,6 +157,7 @@ def _outputs(loaded: LoadedSpec, catalog: Catalog | None) -> Outputs:
     from generator.emit.pulumi import emit_pulumi
     from generator.emit.report import emit_report
     from generator.emit.reports import emit_reports
+    from generator.render.manifest import build_manifest, manifest_path
 
     cat = catalog or default_catalog()
     cluster = plan(loaded, cat)
@@ -162,5 +165,6 @@ def _outputs(loaded: LoadedSpec, catalog: Catalog | None) -> Outputs:
     with located(loaded):
         files = [*emit_reports(cluster, bom), *emit_inventory(cluster), *emit_pulumi(cluster)]
         files += emit_report(cluster, bom, [f.path for f in files])
-    owned = [f"reports/{cluster.name}", f"inventories/{cluster.name}"]
-    return Outputs(files=sorted(files), owned_dirs=owned)
+    manifest = manifest_path(cluster.name)
+    files.append(build_manifest(cluster.spec_file, manifest, files))
+    return Outputs(files=sorted(files), manifest=manifest, name=cluster.name)
