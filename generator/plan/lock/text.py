@@ -61,6 +61,7 @@ _NAME = r"[A-Za-z0-9][A-Za-z0-9._/-]*"
 _TOKEN = re.compile(_NAME)
 _CABLE = re.compile(rf"    ({_NAME}): ({_NAME}) ({_NAME})")
 _CABLE_BLOCK = re.compile(rf"(?:  {_NAME}:\n(?:    {_NAME}: {_NAME} {_NAME}\n)*)*")
+_CABLE_ROWS = re.compile(rf"^  ({_NAME}):$|^    ({_NAME}): ({_NAME}) ({_NAME})$", re.M)
 _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 _IPV4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
 _DIGITS = re.compile(r"(\d+)")
@@ -421,30 +422,26 @@ def _cables(r: _Reader, i: int, value: str, n: int) -> int:
 
 
 def _fast_cables(r: _Reader, start: int, end: int) -> bool:
-    """The whole block checked by one regular expression, then split without checks;
-    False (nothing kept) when it does not match, for ``_check_cables`` to locate why."""
+    """The whole block checked by one regular expression and split by another; False
+    (nothing kept) when it does not match or repeats a port, for ``_check_cables`` to
+    locate why."""
     lines = r.lines[start:end]
     while lines and not lines[-1]:
         lines.pop()
-    if not _CABLE_BLOCK.fullmatch("\n".join(lines) + "\n"):
+    block = "\n".join(lines) + "\n"
+    if not _CABLE_BLOCK.fullmatch(block):
         return False
     cables, lines_of = r.lock.cables, r.lock.lines
     switch = ""
-    ends: set[tuple[str, str]] = set()
-    for j, raw in enumerate(lines, start=start + 1):
-        if raw[2] != " ":
-            switch = raw[2:-1]
+    for j, (head, port, a, a_port) in enumerate(_CABLE_ROWS.findall(block), start=start + 1):
+        if head:
+            switch = head
             lines_of[f"cables.{switch}"] = j
-            continue
-        port, _, far = raw[4:].partition(": ")
-        a, _, a_port = far.partition(" ")
-        if (a, a_port) in ends:
-            r.lock.cables.clear()
-            return False
-        ends.add((a, a_port))
-        cables.append(Cable(a, a_port, switch, port, j))
-    if len(set(map(_b_end, cables))) != len(cables):  # a port listed twice under a switch
-        r.lock.cables.clear()
+        else:
+            cables.append(Cable(a, a_port, switch, port, j))
+    ends = {(c.a, c.a_port) for c in cables}
+    if len(ends) != len(cables) or len(set(map(_b_end, cables))) != len(cables):
+        cables.clear()
         return False
     return True
 
