@@ -204,14 +204,33 @@ class LockedPlacer:
         left = max(0, n - placed)
         return (u * left // n, kw * left / n, left)
 
-    def _room(self, rack: _Rack, dev: Device) -> int | None:
-        """The U for a zone's leaf in its zone's rack (the held room is for it)."""
+    def _room(self, rack: _Rack, dev: Device, count: int) -> int | None:
+        """The U for a zone's leaf in its zone's rack when ``count`` leaves like it (the
+        rest of its pair) fit there too (the held room is for them)."""
         layout = rack.layout
-        if len(layout.devices) >= self.max_devices:
+        if len(layout.devices) + count > self.max_devices:
             return None
-        if layout.power_kw + dev.power_kw > self._room_kw(layout.kind) + EPS:
+        if layout.power_kw + count * dev.power_kw > self._room_kw(layout.kind) + EPS:
             return None
-        return rack.free_u(dev.height_u, self._top(layout.kind, dev))
+        return rack.free_u(count * dev.height_u, self._top(layout.kind, dev))
+
+    def _fit_zone_leaf(self, racks: dict[str, _Rack], dev: Device, cls: Class) -> None:
+        """A zone's leaf into its zone's rack with the rest of its pair; when the pair does
+        not fit there (a rack built full), the pair goes into a new rack together, which
+        stands at the next free position beside the zone's new racks."""
+        rack = racks[self.prefer[dev.name]]
+        name = rack.layout.name
+        placed = {d.name for d in rack.layout.devices}
+        pair = [n for n, r in self.prefer.items() if r == name and n not in placed]
+        u = self._room(rack, dev, len(pair))
+        if u is None:
+            rack = _Rack(RackLayout(self._new_name(racks), kind=cls[0]))
+            racks[rack.layout.name] = rack
+            for n in pair:
+                self.prefer[n] = rack.layout.name
+            u = rack.free_u(dev.height_u, self._top(cls[0], dev))
+            assert u is not None
+        rack.add(dev, u, cls)
 
     def _fits(self, rack: _Rack, dev: Device, cls: Class) -> int | None:
         kind = cls[0]
@@ -229,12 +248,9 @@ class LockedPlacer:
         return rack.free_u(dev.height_u, self._top(kind, dev) - held_u)
 
     def _fit(self, racks: dict[str, _Rack], dev: Device, cls: Class) -> None:
-        first = self.prefer.get(dev.name)
-        if first in racks:  # a zone's leaf: in its zone's rack whatever the class
-            u = self._room(racks[first], dev)
-            if u is not None:
-                racks[first].add(dev, u, cls)
-                return
+        if self.prefer.get(dev.name) in racks:  # a zone's leaf: with its hosts, any class
+            self._fit_zone_leaf(racks, dev, cls)
+            return
         for name in sorted(racks, key=natural):
             u = self._fits(racks[name], dev, cls)
             if u is not None:
