@@ -2,16 +2,27 @@
 
 Mapping rules (the same for every row; no row id is special-cased):
 
-* the row's own TP/PP/CP/VP/DP/MBS/GBS/sequence/precision/framework/GPU are pinned; a blank
-  is left to the planner, which picks the fastest layout that fits, exactly as it would for
-  a user (the Dell rows D1-D19 name no layout at all);
-* FP16 runs are treated as bf16 (same tensor-core peak); A100 rows run on the catalog's A100
-  with Selene's fabric (8x HDR 200 Gb/s per node);
-* "act.ckpt=True" means full recompute, "selective" / "full" in the method are pinned;
+* the row's own TP/PP/CP/VP/DP/MBS/GBS/sequence/precision are pinned; a blank is left to
+  the planner, which picks the fastest layout that fits, exactly as it would for a user
+  (the Dell rows D1-D19 name no layout at all). A blank GBS is one sequence per
+  data-parallel rank;
+* the software stack (``stacks.py``) maps the row's framework text to a profile: the four a
+  user can choose, or a calibration stack that differs from one of them by a feature (2021
+  Megatron without TP overlap or fused attention, torchtitan with sequence parallelism,
+  IBM's fms-fsdp with partial block checkpointing ...);
+* GPU and node fabric come from ``calibration_setup.yaml`` (``rows:`` -> ``fabrics:``; Meta's
+  500 W H100 HBM2e variant runs at the peak its publisher states, half-way between the
+  catalog's SXM and NVL);
+  rows before T001 ran on DGX H100 (8x NDR 400) or Selene's DGX A100 (8x HDR 200); a fabric
+  the publication did not state is taken as its GPU's standard (8x 400 Gb/s; A100 8x 200);
+* FP16 runs are treated as bf16 (same tensor-core peak); "act.ckpt=True", "full recompute"
+  or "full AC" mean full recompute, "act.ckpt=False" none, "selective" (Megatron's) is
+  pinned; torchtitan's op-level selective AC saves every matmul and attention output and
+  only recomputes element-wise ops, so it is timed as no recompute;
 * the metric is converted from the predicted step time: tokens/s/GPU, model TFLOP/s/GPU,
   Narayanan's TFLOP/s for his ZeRO-3 rows (his Eq. 3 always counts a full recompute forward,
-  whatever the run recomputed),
-  s/iteration, minutes for the row's work, or output tokens/s for inference;
+  whatever the run recomputed), s/iteration, minutes for the row's work, or output tokens/s
+  for inference;
 * unpacked fine-tuning data (the Dell rows: 114.54 tokens/sample on average, MBS 1) is one
   sample per sequence; packed data fills the sequence.
 """
@@ -21,28 +32,41 @@ from __future__ import annotations
 import csv
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from benchmarks.stacks import (
+    lora_targets,
+    microbatch_of,
+    recompute_layers_of,
+    recompute_of,
+    shard_of,
+    stack_of,
+)
 from generator.catalog.load import Catalog, default_catalog
-from generator.sizing.arch import Architecture, from_catalog
-from generator.sizing.efficiency import Efficiency
-from generator.sizing.flops import hardware_flops, model_flops
-from generator.sizing.hardware import Device, Node, device_from_gpu
 from generator.sizing.inference import InferenceJob, serve
-from generator.sizing.job import Job, peft_terms, sequence_tokens
-from generator.sizing.layouts import Pins
-from generator.sizing.params import total_params
-from generator.sizing.planner import Evaluated, search_size
+from generator.sizing.model.arch import Architecture, from_catalog
+from generator.sizing.model.efficiency import Efficiency
+from generator.sizing.model.flops import hardware_flops, model_flops
+from generator.sizing.model.hardware import Device, Node, device_from_gpu
+from generator.sizing.model.job import Job, peft_terms, sequence_tokens
+from generator.sizing.model.params import total_params
 from generator.sizing.seed import SEED_GPU_HOURS_PER_BPARAM_BTOKEN
+from generator.sizing.training.layouts import Pins
+from generator.sizing.training.planner import Evaluated, search_size
+from generator.sizing.uncertainty import Regime
 
 DATA = Path(__file__).resolve().parent / "data"
 CSV_PATH = DATA / "calibration.csv"
 SETUP_PATH = DATA / "calibration_setup.yaml"
+STANDARD_FABRIC = {"a100-sxm-80gb": 200.0}
+"""NIC line rate (Gb/s, 8 per node) where a publication does not state its fabric;
+400 Gb/s for every other GPU."""
+RATE_METRICS = ("tok_s_gpu", "tflops_model", "tflops_hw", "out_tok_s")
 
 
 @dataclass(frozen=True)
@@ -57,9 +81,19 @@ class Case:
     measured: float
     device: Device
     node: Node
+    source: str = ""
+    """The publication, normalised: the leave-one-source-out group."""
+    group: str = ""
+    tags: tuple[str, ...] = ()
+    regime: Regime | None = None
     job: Job | None = None
     pins: Pins = field(default_factory=Pins)
     inference: InferenceJob | None = None
+
+    @property
+    def time_like(self) -> bool:
+        """Whether the metric grows with time (s/iteration, minutes) rather than speed."""
+        return self.metric not in RATE_METRICS
 
 
 @dataclass(frozen=True)
@@ -84,6 +118,16 @@ def _setup() -> dict[str, Any]:
     return doc
 
 
+def normalise_source(source: str) -> str:
+    """The publication a row comes from: lower case, no parenthetical detail; MLPerf rounds
+    are one publication each (every submitter runs NVIDIA's reference implementation)."""
+    text = re.sub(r"\s+", " ", source.strip().lower())
+    m = re.match(r"(mlperf training v[\d.]+)", text)
+    if m:
+        return m.group(1)
+    return re.sub(r"\s*\([^)]*\)", "", text).strip(" ,;")
+
+
 def architecture(name: str, catalog: Catalog) -> Architecture:
     """The row's model from the catalog or from the setup file's published config."""
     spec = _setup()["models"][name]
@@ -92,18 +136,44 @@ def architecture(name: str, catalog: Catalog) -> Architecture:
     return Architecture(name=name, **spec)
 
 
+def _gpu_id(row: dict[str, str]) -> str:
+    mapped = _setup().get("rows", {}).get(row["id"])
+    if mapped:
+        return str(mapped["gpu"])
+    text = row["gpu"]
+    if "A100" in text:
+        return "a100-sxm-80gb"
+    return "h200-sxm-141gb" if "H200" in text else "h100-sxm-80gb"
+
+
+def _node(row: dict[str, str], gpu_id: str) -> Node:
+    """The row's node fabric (published, or the GPU's standard one)."""
+    mapped = _setup().get("rows", {}).get(row["id"])
+    fabric = _setup()["fabrics"].get(mapped["fabric"], {}) if mapped else {}
+    if not fabric:
+        fabric = _setup()["nodes"].get(gpu_id, {})
+    gpus = int(fabric.get("gpus") or 8)
+    nics, gbps = fabric.get("nics"), fabric.get("nic_gbps")
+    if not (nics and gbps):
+        total = fabric.get("node_gbps")
+        nics = gpus
+        gbps = float(total) / gpus if total else STANDARD_FABRIC.get(gpu_id, 400.0)
+    return Node(gpus=gpus, nics=int(nics), nic_gbps=float(gbps), nvlink_domain=gpus)
+
+
 def _hardware(row: dict[str, str], catalog: Catalog) -> tuple[Device, Node]:
-    gpu_id = "a100-sxm-80gb" if "A100" in row["gpu"] else "h100-sxm-80gb"
-    return device_from_gpu(catalog.gpus[gpu_id]), Node(**_setup()["nodes"][gpu_id])
+    gpu_id = _gpu_id(row)
+    device = device_from_gpu(catalog.gpus[gpu_id])
+    if gpu_id == "h100-sxm-80gb" and "HBM2e" in row["gpu"]:
+        device = _meta_h100(device, device_from_gpu(catalog.gpus["h100-nvl-94gb"]))
+    return device, _node(row, gpu_id)
 
 
-def _framework(row: dict[str, str]) -> str:
-    fw = row["framework"].lower()
-    if "deepspeed" in fw:
-        return "deepspeed"
-    if "fsdp" in fw:
-        return "fsdp"
-    return "nemo" if "nemo" in fw else "megatron"
+def _meta_h100(sxm: Device, nvl: Device) -> Device:
+    """Meta's H100 SXM 96 GB HBM2e at 500 W (torchtitan's benchmarks): its publisher puts
+    the peak between the SXM and the NVL, so both peaks are taken half-way."""
+    fp8 = (sxm.fp8_flops + nvl.fp8_flops) / 2 if sxm.fp8_flops and nvl.fp8_flops else None
+    return replace(sxm, bf16_flops=(sxm.bf16_flops + nvl.bf16_flops) / 2, fp8_flops=fp8)
 
 
 def _kind(method: str) -> str:
@@ -113,15 +183,6 @@ def _kind(method: str) -> str:
     if "p-tuning" in m:
         return "ptuning"
     return "sft" if "sft" in m else "pretrain"
-
-
-def _recompute(row: dict[str, str]) -> str | None:
-    text = (row["method"] + " " + row["work"]).lower()
-    if "act.ckpt=true" in text or "full recompute" in text:
-        return "full"
-    if "act.ckpt=false" in text:
-        return "none"
-    return "selective" if "selective" in text else None
 
 
 def _metric(row: dict[str, str]) -> tuple[str, float]:
@@ -138,32 +199,51 @@ def _metric(row: dict[str, str]) -> tuple[str, float]:
     return "tok_s_gpu", first
 
 
+def _tags(row: dict[str, str]) -> tuple[str, ...]:
+    m = re.match(r"\[tags: ([^\]]*)\]", row["notes"])
+    return tuple(t.strip() for t in m.group(1).split(",")) if m else ()
+
+
+def _steps(row: dict[str, str], gbs: int, unpacked: bool) -> int:
+    """Optimizer steps of the row's work (only time-to-train rows need the real count)."""
+    if "samples to target" in row["notes"]:
+        return math.ceil((_int(row["notes"].split(";")[-1]) or 0) / gbs)
+    return 1000 if unpacked else 1
+
+
 def _training_case(row: dict[str, str], catalog: Catalog, eff: Efficiency) -> Case:
     arch = architecture(row["model"], catalog)
     kind = _kind(row["method"])
+    stack = stack_of(row)
     lora_rank = _int(row["method"].split("r=")[1]) if "r=" in row["method"] else None
-    adapters, extra = peft_terms(arch, kind, eff.peft, lora_rank)
+    targets = lora_targets(row)
+    peft = replace(eff.peft, lora_targets=targets) if targets else eff.peft
+    adapters, extra = peft_terms(arch, kind, peft, lora_rank)
     seq = _int(row["seq_len"]) or 4096
     unpacked = "avg" in row["seq_len"]
     sample_tokens = float(re.findall(r"avg ([\d.]+)", row["seq_len"])[0]) if unpacked else None
-    gbs = _int(row["GBS"]) or 1
+    dp, mbs = _int(row["DP"]), _int(row["MBS"])
+    gbs = _int(row["GBS"]) or (dp or 1) * (mbs or 1)
     metric, measured = _metric(row)
-    steps = 1000 if unpacked else 1
-    if row["id"] == "17" or "samples to target" in row["notes"]:
-        steps = math.ceil((_int(row["notes"].split(";")[-1]) or 0) / gbs)
+    precision = "fp8" if "FP8" in row["precision"] else "bf16"
     job = Job(
-        name=row["id"], arch=arch, kind=kind,
-        precision="fp8" if "FP8" in row["precision"] else "bf16",
-        framework=_framework(row), global_batch=gbs, seq_len=seq, steps=steps,
+        name=row["id"], arch=arch, kind=kind, precision=precision, framework=stack,
+        global_batch=gbs, seq_len=seq, steps=_steps(row, gbs, unpacked),
         sample_tokens=sample_tokens, extra_tokens=extra, adapter_params=adapters,
     )
-    pins = Pins(
-        tp=_int(row["TP"]), pp=_int(row["PP"]), dp=_int(row["DP"]), cp=_int(row["CP"]),
-        vp=_int(row["VP"]), mbs=_int(row["MBS"]), recompute=_recompute(row),
-    )
     device, node = _hardware(row, catalog)
-    return Case(row["id"], row["model"], row["method"], int(row["num_gpus"]), metric, measured,
-                device, node, job=job, pins=pins)
+    tp, pp = _int(row["TP"]), _int(row["PP"])
+    pins = Pins(tp=tp, pp=pp, dp=dp, cp=_int(row["CP"]), vp=_int(row["VP"]),
+                mbs=mbs or microbatch_of(row, stack, gbs, dp, pp or 1),
+                recompute=recompute_of(row), shard=shard_of(row, node, tp or 1, dp),
+                recompute_layers=recompute_layers_of(row, arch.layers, pp or 1))
+    gpus = int(row["num_gpus"])
+    family = eff.framework(stack).family
+    return Case(row["id"], row["model"], row["method"], gpus, metric, measured, device, node,
+                source=normalise_source(row["source"]), group=row["category"],
+                tags=_tags(row), regime=Regime.of(family, kind, gpus, device.id, sample_tokens),
+                job=job,
+                pins=pins)
 
 
 def _inference_case(row: dict[str, str], catalog: Catalog) -> Case:
@@ -173,8 +253,13 @@ def _inference_case(row: dict[str, str], catalog: Catalog) -> Case:
         arch=architecture(row["model"], catalog), precision="fp8" if "FP8" in row["precision"]
         else "bf16", input_tokens=isl, output_tokens=osl,
     )
-    return Case(row["id"], row["model"], row["method"], int(row["num_gpus"]), "out_tok_s",
-                float(row["value"]), device, node, pins=Pins(tp=_int(row["TP"])), inference=job)
+    tp = _int(row["TP"]) or 1
+    gpus = int(row["num_gpus"])
+    return Case(row["id"], row["model"], row["method"], gpus, "out_tok_s",
+                float(row["value"]), device, node, source=normalise_source(row["source"]),
+                group=row["category"], tags=_tags(row),
+                regime=Regime.of("tensorrt-llm", "inference", gpus, device.id),
+                pins=Pins(tp=tp), inference=job)
 
 
 def load_rows() -> list[dict[str, str]]:
@@ -183,16 +268,15 @@ def load_rows() -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
+def is_inference(row: dict[str, str]) -> bool:
+    return row["category"].startswith("inference")
+
+
 def load_cases(eff: Efficiency, catalog: Catalog | None = None) -> list[Case]:
     """Every calibration row as a ``Case``."""
     cat = catalog or default_catalog()
-    out = []
-    for row in load_rows():
-        if row["category"].startswith("inference"):
-            out.append(_inference_case(row, cat))
-        else:
-            out.append(_training_case(row, cat, eff))
-    return out
+    return [_inference_case(row, cat) if is_inference(row) else _training_case(row, cat, eff)
+            for row in load_rows()]
 
 
 def _layout_text(e: Evaluated) -> str:
@@ -202,6 +286,8 @@ def _layout_text(e: Evaluated) -> str:
         parts.append(f"CP{lay.cp}")
     if lay.vp > 1:
         parts.append(f"VP{lay.vp}")
+    if lay.shard and lay.shard < lay.dp:
+        parts.append(f"SH{lay.shard}")
     parts.append(f"MBS{lay.mbs}")
     if lay.recompute != "none":
         parts.append(f"rc={lay.recompute}" + (f"{lay.recompute_layers}" if lay.recompute_layers

@@ -1,12 +1,17 @@
 """The text of generator/catalog/data/efficiency.yaml, comments included, from a mapping.
 
 ``fit.py`` owns the file: it fills this template with the fitted values, the date and the
-resulting errors, so the header always says where the numbers came from.
+resulting errors (in-sample and leave-one-source-out), so the header always says where the
+numbers came from.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from benchmarks.crossval import PARAMS
+
+FITTED = {path for p in PARAMS for path in p.paths}
 
 
 def _num(x: Any) -> str:
@@ -32,88 +37,95 @@ def _flow(d: dict[str, Any]) -> str:
     return "{" + ", ".join(parts) + "}"
 
 
-def render(doc: dict[str, Any], stats: dict[str, float], date: str) -> str:
-    """The whole file."""
-    c, m, n, o, p, i = (doc[k] for k in ("compute", "memory", "network", "optimizer", "peft",
-                                          "inference"))
-    fw = doc["frameworks"]
-    lines = [
-        "# Efficiency parameters of the podplan sizing engine (generator/sizing/).",
-        "#",
-        f"# Fitted by benchmarks/fit.py on benchmarks/data/calibration.csv ({int(stats['rows'])}"
-        f" published measurements) on {date}.",
-        f"# Result (benchmarks/accuracy.py): median |error| {100 * stats['median']:.1f} %, "
-        f"worst {100 * stats['worst']:.1f} %;",
-        f"# the seed rule of thumb on the same training rows: median "
-        f"{100 * stats['seed_median']:.0f} %, worst {100 * stats['seed_worst']:.0f} %.",
-        "# Do not hand-edit fitted values: change the model or the data and rerun the fit.",
-        "# Values not in benchmarks/fit.py's PARAMS are physical constants or conventions.",
-        "version: 1",
-        "",
+def _section(name: str, values: dict[str, Any]) -> list[str]:
+    """``name:`` and one line per key, ``# fitted`` where fit.py writes the value."""
+    out = [f"{name}:"]
+    for k, v in values.items():
+        text = _flow(v) if isinstance(v, dict) else (
+            "[" + ", ".join(v) + "]" if isinstance(v, list) else _num(v))
+        fitted = f"{name}.{k}" in FITTED or any(
+            path.startswith(f"{name}.{k}.") for path in FITTED)
+        out.append(f"  {k}: {text}" + ("   # fitted" if fitted else ""))
+    return out
+
+
+COMMENTS: dict[str, list[str]] = {
+    "compute": [
         "# GEMM efficiency: eta = gemm_efficiency[gpu] * framework compute_scale",
         "#   / (1 + (tokens_half / n)^tokens_exponent) / (1 + width_half / w),",
         "# n = micro-batch tokens per GPU (b*s/cp), w = hidden / tp. fp8_speedup multiplies",
         "# GEMM throughput in fp8 (< 2: casts, amax, bf16 attention). layer_overhead_s: CPU",
         "# time to launch one layer's kernels per micro-batch (hidden unless the GPU is faster).",
-        "compute:",
-        f"  gemm_efficiency: {_flow(c['gemm_efficiency'])}   # fitted",
-        f"  tokens_half: {_num(c['tokens_half'])}   # fitted",
-        f"  tokens_exponent: {_num(c['tokens_exponent'])}   # fitted",
-        f"  width_half: {_num(c['width_half'])}   # fitted",
-        f"  fp8_speedup: {_num(c['fp8_speedup'])}   # fitted",
-        f"  layer_overhead_s: {_num(c['layer_overhead_s'])}",
-        "",
+    ],
+    "memory": [
         "# usable_fraction applies to the catalog's nominal memory_bytes (vendor GB = 1e9 bytes);",
         "# the HBM behind \"80 GB\" is 80 GiB (85.9e9 bytes, 79.6 GiB visible to CUDA), so 1.0",
         "# already leaves ~7 % for fragmentation. overhead_gib: CUDA context + NCCL + allocator",
-        "# per GPU. FlashAttention: no s^2 scores stored. ZeRO-3: layers gathered at once.",
-        "memory:",
-        f"  usable_fraction: {_num(m['usable_fraction'])}",
-        f"  overhead_gib: {_num(m['overhead_gib'])}",
-        f"  flash_attention: {_num(m['flash_attention'])}",
-        f"  zero3_live_layers: {_num(m['zero3_live_layers'])}",
-        "",
-        "# East-west NIC rate (ConnectX-7 NDR); achieved fraction of NVLink (~360 GB/s busBW)",
-        "# and of the fabric for DP collectives (fitted: overlap and congestion included);",
-        "# per-hop latency.",
-        "network:",
-        f"  nic_gbps: {_num(n['nic_gbps'])}",
-        f"  nvlink_efficiency: {_num(n['nvlink_efficiency'])}",
-        f"  fabric_efficiency: {_num(n['fabric_efficiency'])}   # fitted",
-        f"  collective_latency_s: {_num(n['collective_latency_s'])}",
-        "",
-        "# Software stacks. sharding: distributed (Megatron distributed optimizer, 2 + grad +",
-        "# 12/(d*c) bytes/param) or zero3 (everything / d). grad_bytes: gradient buffer and",
-        "# reduction dtype. *_exposed: share of TP/DP/PP/CP communication not hidden by compute.",
-        "# step_overhead_s / microbatch_overhead_s: fixed costs per optimizer step / micro-batch.",
-        "# rail_aggregation: DP collectives use every rail the node's ranks own (NCCL",
-        "# multi-channel rings: Megatron buckets) or only the rank's own NIC share (DeepSpeed",
-        "# ZeRO-3 on Selene scaled like that). Fitted: compute_scale (nemo = 1 is the",
-        "# reference), tp_exposed and dp_exposed, step_overhead_s; the rest are priors.",
-        "frameworks:",
-        *[f"  {name}: {_flow(f)}" for name, f in fw.items()],
-        "",
+        "# per GPU. zero3_live_layers: layers ZeRO-3 holds gathered at once (current + prefetch).",
+    ],
+    "network": [
+        "# Achieved fraction of NVLink (~360 GB/s busBW on H100), of PCIe peer-to-peer (GPUs",
+        "# NVLink does not join: L40S, H100 PCIe beyond a bridged pair) and of the east-west",
+        "# NICs (line rate and count from the server catalog); per-hop latency of a ring/tree.",
+    ],
+    "overlap": [
+        "# Share of each communication left exposed where the stack overlaps it (one value",
+        "# per kind of overlap, shared by every stack with the feature): tp (TE userbuffers /",
+        "# async TP), dp (distributed optimizer's bucketed reduce-scatter/all-gather), fsdp",
+        "# (ZeRO-3 prefetched gathers), pp (stage send/recv), cp (K/V ring).",
+    ],
+    "frameworks": [
+        "# Software stacks a spec may name, described by features (data, not fitted):",
+        "# sharding: distributed (Megatron distributed optimizer, 2 + grad + 12/(d*c) bytes per",
+        "# param) or zero3 (everything / d; HSDP / shard group). sequence_parallel: activations",
+        "# of norms/dropout split over TP. tp_comm_overlap: TP collectives hidden behind GEMMs",
+        "# (else fully exposed). fused_attention: no s^2 scores (FlashAttention/cuDNN);",
+        "# attention_kernel: fused (cuDNN / FlashAttention 3) or fa2 (FlashAttention 2).",
+        "# recompute: levels offered; partial_recompute: full recompute of only some layers",
+        "# (Megatron recompute_num_layers; FSDP/HF checkpoint whole blocks, all or nothing).",
+        "# parallelism: dimensions the stack runs besides data parallelism. gathers_per_layer:",
+        "# ZeRO-3 collectives per layer and direction (default 1, a flat buffer per layer).",
+        "# compute_scale: kernel efficiency relative to NeMo (fitted). base: inherit, override.",
+    ],
+    "calibration_stacks": [
+        "# Stacks that published calibration rows, each a user-facing stack minus or plus a",
+        "# stated feature (not selectable in a spec; benchmarks/stacks.py maps rows to them).",
+    ],
+    "optimizer": [
         "# Adam's update: bytes read+written per local parameter, at this share of HBM bandwidth.",
-        "optimizer:",
-        f"  bytes_touched_per_param: {_num(o['bytes_touched_per_param'])}",
-        f"  hbm_efficiency: {_num(o['hbm_efficiency'])}",
-        "",
+    ],
+    "peft": [
         "# Adapter defaults: NeMo 2 / Megatron-Bridge LoRA (rank 32 on qkv, proj, fc1, fc2);",
         "# NeMo P-tuning (10 virtual tokens, prompt-encoder bottleneck 1024).",
-        "peft:",
-        f"  lora_rank: {_num(p['lora_rank'])}",
-        f"  lora_targets: [{', '.join(p['lora_targets'])}]",
-        f"  ptuning_virtual_tokens: {_num(p['ptuning_virtual_tokens'])}",
-        f"  ptuning_bottleneck: {_num(p['ptuning_bottleneck'])}",
-        "",
+    ],
+    "inference": [
         "# Serving (calibrated on TensorRT-LLM max-throughput runs): HBM share for decode reads,",
         "# fraction of peak for prefill and decode GEMMs (fp8 gain: compute.fp8_speedup),",
         "# scheduler batch cap (trtllm-bench's default max batch),",
         "# fixed time per decode iteration, memory headroom and per-GPU overhead.",
-        "inference:",
-        *[f"  {k}: {_num(v)}" + ("   # fitted" if k in (
-            "prefill_efficiency", "decode_efficiency", "step_overhead_s") else "")
-          for k, v in i.items()],
-        "",
+    ],
+}
+SECTIONS = ("compute", "memory", "network", "overlap", "frameworks", "calibration_stacks",
+            "optimizer", "peft", "inference")
+
+
+def render(doc: dict[str, Any], stats: dict[str, float], cv: dict[str, float], date: str) -> str:
+    """The whole file."""
+    lines = [
+        "# Efficiency parameters of the podplan sizing engine (generator/sizing/).",
+        "#",
+        f"# Fitted by benchmarks/fit.py on benchmarks/data/calibration.csv ({int(stats['rows'])}"
+        f" published measurements) on {date}, from the priors in benchmarks/crossval.py.",
+        f"# In-sample (benchmarks/accuracy.py): median |error| {100 * stats['median']:.1f} %, "
+        f"{100 * stats['within20']:.0f} % within +-20 %, worst {100 * stats['worst']:.0f} %;",
+        f"# leave one source out: median {100 * cv['median']:.1f} %, "
+        f"{100 * cv['within20']:.0f} % within +-20 %, worst {100 * cv['worst']:.0f} %;",
+        f"# the seed rule of thumb on the training rows: median "
+        f"{100 * stats['seed_median']:.0f} %, worst {100 * stats['seed_worst']:.0f} %.",
+        "# Do not hand-edit fitted values: change the model or the data and rerun the fit.",
+        "# Values not marked fitted are physical constants, conventions or stack features.",
+        f"version: {doc.get('version', 2)}",
     ]
-    return "\n".join(lines)
+    for name in SECTIONS:
+        lines += ["", *COMMENTS[name], *_section(name, doc[name])]
+    return "\n".join(lines) + "\n"

@@ -1,7 +1,8 @@
 """How fast the planner is: Llama 3.1 405B pretraining sized over 1 ... 1,024 XE9680 nodes.
 
 Every layout on every node count is considered (pruned by memory before time, with per-shape
-terms cached across sizes). Target: the whole sweep in < 1 s on 2 CPU cores.
+terms cached across sizes), for each stack's search space: Megatron's TP x PP x CP x VP and
+FSDP's TP x HSDP shard groups. Target: each sweep in < 1 s on 2 CPU cores.
 ``python -m benchmarks.speed``. Other stages add rows through ``Timing`` and ``format_timings``.
 """
 
@@ -14,17 +15,18 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
 from generator.catalog.load import default_catalog
-from generator.sizing.arch import from_catalog
-from generator.sizing.efficiency import default_efficiency
-from generator.sizing.flops import mfu, model_flops
-from generator.sizing.hardware import Node, device_from_gpu
-from generator.sizing.job import Job, steps_for_tokens
-from generator.sizing.layouts import Pins
-from generator.sizing.planner import Searcher, SizeResult
+from generator.sizing.model.arch import from_catalog
+from generator.sizing.model.efficiency import default_efficiency
+from generator.sizing.model.flops import mfu, model_flops
+from generator.sizing.model.hardware import device_from_gpu, node_from_server
+from generator.sizing.model.job import Job, steps_for_tokens
+from generator.sizing.training.layouts import Pins
+from generator.sizing.training.planner import Searcher, SizeResult
 
 T = TypeVar("T")
 TARGET_S = 1.0
@@ -61,27 +63,28 @@ def format_timings(rows: list[Timing]) -> str:
     return "\n".join(lines)
 
 
-def llama405b_job() -> Job:
-    """Llama 3.1 405B, 15.6T tokens, GBS 2048 x 8192, bf16, Megatron profile."""
+def llama405b_job(framework: str = "megatron") -> Job:
+    """Llama 3.1 405B, 15.6T tokens, GBS 2048 x 8192, bf16."""
     arch = from_catalog(default_catalog().models["llama3.1-405b"])
     return Job(
         name="llama3.1-405b",
         arch=arch,
         kind="pretrain",
         precision="bf16",
-        framework="megatron",
+        framework=framework,
         global_batch=2048,
         seq_len=8192,
         steps=steps_for_tokens(15.6e12, 2048, 8192),
     )
 
 
-def sweep(nodes: int = 1024) -> tuple[dict[int, SizeResult], int]:
+def sweep(nodes: int = 1024, framework: str = "megatron") -> tuple[dict[int, SizeResult], int]:
     """Best layouts on every node count 1..``nodes`` (and how many layouts were scored)."""
     catalog, eff = default_catalog(), default_efficiency()
-    device = device_from_gpu(catalog.gpus["h100-sxm-80gb"])
-    node = Node(gpus=8, nics=8, nic_gbps=eff.network.nic_gbps)
-    searcher = Searcher(llama405b_job(), device, node, eff, Pins())
+    gpu = catalog.gpus["h100-sxm-80gb"]
+    device = device_from_gpu(gpu)
+    node = node_from_server(catalog.servers["xe9680"], gpu)
+    searcher = Searcher(llama405b_job(framework), device, node, eff, Pins())
     results: dict[int, SizeResult] = {}
     scored = 0
     for n in range(1, nodes + 1):
@@ -91,9 +94,9 @@ def sweep(nodes: int = 1024) -> tuple[dict[int, SizeResult], int]:
     return results, scored
 
 
-def format_sweep(results: dict[int, SizeResult]) -> str:
+def format_sweep(results: dict[int, SizeResult], framework: str = "megatron") -> str:
     """Best layout, step time, time-to-train and MFU at a few node counts."""
-    job = llama405b_job()
+    job = llama405b_job(framework)
     peak = device_from_gpu(default_catalog().gpus["h100-sxm-80gb"]).peak_flops("bf16")
     flops = model_flops(job.arch, job.kind, job.seq_len).total
     head = f"{'nodes':>6} {'GPUs':>6}  {'best layout':<40} {'step s':>8} {'days':>8} {'MFU':>6}"
@@ -104,9 +107,9 @@ def format_sweep(results: dict[int, SizeResult]) -> str:
             lines.append(f"{n:>6} {8 * n:>6}  {'(nothing fits)':<40}")
             continue
         lay = best.layout
-        text = (
-            f"TP{lay.tp} PP{lay.pp} DP{lay.dp} CP{lay.cp} VP{lay.vp} MBS{lay.mbs} {lay.recompute}"
-        )
+        hsdp = f" SH{lay.shard}" if lay.shard else ""
+        text = (f"TP{lay.tp} PP{lay.pp} DP{lay.dp} CP{lay.cp} VP{lay.vp}{hsdp} MBS{lay.mbs} "
+                f"{lay.recompute}")
         tok_s_gpu = job.global_batch * job.seq_len / (best.step_s * lay.gpus)
         days = best.step_s * job.steps / 86400
         lines.append(
@@ -143,32 +146,59 @@ def plan_end_to_end(nodes: int, workdir: Path) -> tuple[float, float]:
     """(wall, CPU) seconds for what ``podplan plan`` does in-process: load, size, plan, BOM,
     every emitter, write."""
     from generator import pipeline
-    from generator.emit.stack_secrets import merge_with_existing
-    from generator.render.write import write_tree
+    from generator.render.update import apply, prepare
 
     spec = _bench_spec(nodes, workdir)
     out_dir = workdir / f"out-{nodes}"
     cpu, start = time.process_time(), time.perf_counter()
     out = pipeline.outputs(pipeline.load_checked(str(spec)))
-    write_tree(out_dir, merge_with_existing(out_dir, out.files), out.owned_dirs)
+    apply(prepare(out_dir, out.files, out.manifest))
     return time.perf_counter() - start, time.process_time() - cpu
 
 
-def plan_cli(nodes: int, workdir: Path) -> tuple[float, float]:
-    """(wall, CPU) seconds of the ``podplan plan`` command itself, interpreter start and
-    imports included (a child process; CPU = its user + system time)."""
-    spec = _bench_spec(nodes, workdir)
+def podplan_cli(*args: str, ok: tuple[int, ...] = (0,)) -> tuple[float, float]:
+    """(wall, CPU) seconds of one ``podplan ARGS`` command, interpreter start and imports
+    included (a child process; CPU = its user + system time)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-c", "from generator.cli import main; main()", "plan", str(spec),
-         "--out", str(workdir / f"cli-{nodes}")],
-        check=True, stdout=subprocess.DEVNULL,
-    )  # fmt: skip
+    r = subprocess.run([sys.executable, "-c", "from generator.cli import main; main()", *args],
+                       check=False, stdout=subprocess.DEVNULL)
     wall = time.perf_counter() - start
+    assert r.returncode in ok, f"podplan {' '.join(args)}: exit {r.returncode}"
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
+
+
+def plan_cli(nodes: int, workdir: Path) -> tuple[float, float]:
+    """(wall, CPU) seconds of the ``podplan plan`` command writing ``nodes`` nodes."""
+    spec = _bench_spec(nodes, workdir)
+    return podplan_cli("plan", str(spec), "--out", str(workdir / f"cli-{nodes}"))
+
+
+VERSION_TARGET_S = 0.25
+VERSION_RUNS = 10
+
+
+def regeneration_timings(nodes: int, workdir: Path) -> list[Timing]:
+    """``podplan --version`` (imports nothing heavy) and, on the tree ``plan_cli`` wrote,
+    ``plan --check`` (up to date) and ``plan --diff`` against a spec with one more login
+    node (every compute node's address moves without a plan lock)."""
+    runs = [podplan_cli("--version") for _ in range(VERSION_RUNS)]
+    rows = [Timing("podplan --version (new process)", min(runs)[0],
+                   f"best of {VERSION_RUNS}; mean {sum(w for w, _ in runs) / len(runs):.3f} s; "
+                   f"{min(runs)[1]:.3f} s CPU", VERSION_TARGET_S)]  # fmt: skip
+    spec, out = _bench_spec(nodes, workdir), workdir / f"cli-{nodes}"
+    grown = workdir / "grown.yaml"
+    grown.write_text(spec.read_text(encoding="utf-8").replace("hardware: {", "hardware: "
+                     "{login_nodes: 2, "), encoding="utf-8")  # fmt: skip
+    for what, args, ok in (("plan --check (up to date)", (str(spec), "--check"), (0,)),
+                           ("plan --diff (+1 login node)", (str(grown), "--diff"), (0,))):
+        wall, cpu = min(podplan_cli("plan", *args, "--out", str(out), ok=ok)
+                        for _ in range(REPEAT))
+        rows.append(Timing(f"podplan {what}, {nodes:,} nodes", wall,
+                           f"best of {REPEAT}; {cpu:.2f} s CPU (user + system)"))
+    return rows
 
 
 def plan_timings() -> list[Timing]:
@@ -199,28 +229,28 @@ def plan_timings() -> list[Timing]:
                 PLAN_TARGET_S,
             )
         )
+        rows += regeneration_timings(nodes, Path(tmp))
     return rows
 
 
 def main() -> int:
     llama405b_job()  # load the catalog and efficiency data outside the timing
     default_efficiency()
-    runs = []
-    for _ in range(REPEAT):
-        cpu = time.process_time()
-        (results, scored), seconds = timed(sweep)
-        runs.append((seconds, time.process_time() - cpu))
-    seconds, cpu = min(runs)
-    print(format_sweep(results))
-    print()
-    rows = [
-        Timing(
-            "size llama3.1-405b pretraining, 1..1,024 nodes",
-            seconds,
-            f"best of {REPEAT}; {scored:,} layouts scored; {cpu:.3f} s CPU",
-            TARGET_S,
-        )
-    ]
+    rows = []
+    for framework in ("megatron", "fsdp"):
+        runs = []
+        for _ in range(REPEAT):
+            cpu = time.process_time()
+            (results, scored), seconds = timed(partial(sweep, framework=framework))
+            runs.append((seconds, time.process_time() - cpu))
+        seconds, cpu = min(runs)
+        print(f"{framework}:")
+        print(format_sweep(results, framework))
+        print()
+        rows.append(Timing(
+            f"size llama3.1-405b pretraining, 1..1,024 nodes, {framework}",
+            seconds, f"best of {REPEAT}; {scored:,} layouts scored; {cpu:.3f} s CPU", TARGET_S,
+        ))
     rows += plan_timings()
     print(format_timings(rows))
     return 0 if all(r.target_s is None or r.seconds < r.target_s for r in rows) else 1

@@ -12,12 +12,15 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from generator import __version__, console, pipeline
-from generator.errors import PodplanError
+from generator import __version__, console
+
+if TYPE_CHECKING:
+    from generator.pipeline import Outputs
+    from generator.render.update import Update
 
 SPEC = click.argument("spec", type=click.Path(dir_okay=False, path_type=str))
 F = TypeVar("F", bound=Callable[..., Any])
@@ -77,6 +80,8 @@ def schema() -> None:
 @verbosity
 def validate(spec: str, out_dir: Path, fresh: bool) -> None:
     """Check SPEC as plan would (shape, values, catalog, sizing, layout); write nothing."""
+    from generator import pipeline
+
     loaded = pipeline.load_checked(spec)
     out = pipeline.outputs(loaded, out_dir=out_dir, fresh=fresh)
     n = len(loaded.spec.workloads)
@@ -90,6 +95,7 @@ def validate(spec: str, out_dir: Path, fresh: bool) -> None:
 @verbosity
 def size(spec: str, as_json: bool) -> None:
     """Size the workloads in SPEC: layout, memory, time and GPU count."""
+    from generator import pipeline
     from generator.sizing import format_table
 
     result = pipeline.size(pipeline.load_checked(spec))
@@ -113,6 +119,7 @@ def size(spec: str, as_json: bool) -> None:
 @verbosity
 def bom(spec: str, fmt: str, out_dir: Path, fresh: bool) -> None:
     """Print the bill of materials for SPEC (of the plan podplan plan would write)."""
+    from generator import pipeline
     from generator.bom import format_bom
 
     loaded = pipeline.load_checked(spec)
@@ -124,40 +131,82 @@ def bom(spec: str, fmt: str, out_dir: Path, fresh: bool) -> None:
 @SPEC
 @lock_options
 @click.option("--dry-run", is_flag=True, help="List the files that would be written.")
+@click.option("--diff", "show_diff", is_flag=True,
+              help="Write nothing; print what would change: files, devices, identity moves "
+                   "(addresses, rack slots, cables) and the BOM.")
+@click.option("--check", is_flag=True,
+              help="Write nothing; exit 0 if the output tree is up to date, 1 if "
+                   "regenerating would change it.")
+@click.option("--force", is_flag=True,
+              help="Overwrite or remove generated files (and stack keys) edited by hand.")
 @verbosity
-def plan(spec: str, out_dir: Path, fresh: bool, dry_run: bool) -> None:
+def plan(spec: str, out_dir: Path, fresh: bool, dry_run: bool, show_diff: bool, check: bool,
+         force: bool) -> int:
     """Plan the cluster for SPEC and write reports, inventory and stack config.
 
-    Lists every file written (new or changed) and removed on stdout; --quiet lists nothing,
-    --verbose lists the unchanged files too. The plan keeps reports/<name>/plan.lock.yaml
-    under --out: devices already planned keep their names, addresses, rack slots and cables
-    (--fresh numbers everything afresh); what changed against it is printed first.
+    podplan owns exactly the files it writes (listed in reports/<name>/manifest.json); every
+    other file under --out is yours and is never changed. A generated file edited by hand is
+    not overwritten without --force. Lists every file written (new or changed) and removed;
+    --quiet lists nothing, --verbose lists the unchanged files too. With --check, exit code 1
+    means "regenerating would change the tree" (2 stays a user error). The plan keeps
+    reports/<name>/plan.lock.yaml under --out: devices already planned keep their names,
+    addresses, rack slots and cables (--fresh numbers everything afresh); what changed
+    against it is printed first.
     """
-    from generator.emit.stack_secrets import merge_with_existing
-    from generator.render.write import cannot_write, write_tree
+    from generator import pipeline
+    from generator.render.update import apply, prepare
+    from generator.render.write import recover
 
     out = pipeline.outputs(pipeline.load_checked(spec), out_dir=out_dir, fresh=fresh)
-    for line in out.messages:  # identity changes against the plan lock
-        console.info(line)
+    if not (show_diff or check):  # identity changes against the plan lock
+        for line in out.messages:
+            console.info(line)
     if dry_run:
         for f in out.files:
             click.echo(f"would write {out_dir / f.path} ({len(f.content)} bytes)")
-        return
-    try:
-        files = merge_with_existing(out_dir, out.files)
-    except OSError as exc:
-        raise cannot_write(exc, out_dir) from None
-    except UnicodeDecodeError:
-        raise PodplanError(f"cannot update a stack file under {out_dir}: not UTF-8") from None
-    done = write_tree(out_dir, files, out.owned_dirs)
-    for path in done.written:
+        return 0
+    if show_diff or check:
+        return _preview(out_dir, out, show_diff, check, force)
+    for line in recover(out_dir):
+        console.info(line)
+    update = prepare(out_dir, out.files, out.manifest, force)
+    apply(update)
+    _report_written(update)
+    return 0
+
+
+def _preview(out_dir: Path, out: Outputs, show_diff: bool, check: bool,
+             force: bool) -> int:
+    from generator.render import preview
+    from generator.render.update import prepare
+
+    update = prepare(out_dir, out.files, out.manifest, force)
+    limit = None if console.LEVEL.verbose else 40
+    if show_diff:
+        for line in [*preview.file_lines(update, limit),
+                     *preview.plan_lines(out_dir, out.files, out.name, limit)]:
+            click.echo(line)
+    elif check:
+        for line in preview.check_lines(update):
+            console.info(line)
+    return 1 if check and not update.up_to_date else 0
+
+
+def _report_written(update: Update) -> None:
+    out_dir = update.out_dir
+    for r in update.refusals:  # only with --force: say what was overwritten
+        console.info(f"forced {out_dir / r.path}: {r.reason}")
+    for path in sorted(update.added + update.changed):
         console.info(f"wrote {out_dir / path}")
-    for path in done.unchanged:
+    for path in update.unchanged:
         console.detail(f"unchanged {out_dir / path}")
-    for path in done.removed:
+    for path in update.removed:
         console.info(f"removed {out_dir / path}")
-    console.info(f"{len(done.written)} written, {len(done.unchanged)} unchanged, "
-                 f"{len(done.removed)} removed under {out_dir}")
+    for note in update.notes:
+        console.info(f"note: {note}")
+    console.info(f"{len(update.added) + len(update.changed)} written, "
+                 f"{len(update.unchanged)} unchanged, {len(update.removed)} removed under "
+                 f"{out_dir}")
 
 
 @cli.command()

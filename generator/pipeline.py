@@ -92,11 +92,27 @@ def _check_size(loaded: LoadedSpec, result: SizingResult) -> None:
 
 
 def size(loaded: LoadedSpec, catalog: Catalog | None = None) -> SizingResult:
-    """Size every workload and the cluster."""
+    """Size every workload and the cluster, wall-clock included.
+
+    Wall-clock needs the checkpoint bandwidth of the storage plan, and the storage plan is
+    sized from the sizing (its checkpoints), so the sizing runs twice: once to size the
+    storage, once with that storage's bandwidth (which the deadline is judged with). A
+    storage that still changes is followed once more; ``plan`` builds its storage from the
+    final sizing, so both report the same wall-clock.
+    """
+    from generator.plan.run_env import run_environment
     from generator.sizing import size as size_spec
 
+    cat = catalog or default_catalog()
     with located(loaded):
-        result = size_spec(loaded.spec, catalog or default_catalog())
+        result = size_spec(loaded.spec, cat)
+        env = run_environment(loaded.spec, result, cat)
+        for _ in range(3):
+            result = size_spec(loaded.spec, cat, env=env)
+            settled = run_environment(loaded.spec, result, cat)
+            if settled == env:
+                break
+            env = settled
     _check_size(loaded, result)
     return result
 
@@ -161,11 +177,13 @@ def _plan(loaded: LoadedSpec, cat: Catalog, held: LockInput) -> ClusterPlan:
 
 @dataclass(frozen=True)
 class Outputs:
-    """Everything ``podplan plan`` writes, the directories it owns wholesale, and what to
-    tell the user besides the files (identity changes against the plan lock)."""
+    """Everything ``podplan plan`` writes; ``manifest`` is the path of the manifest among
+    ``files`` (what podplan owns, see ``render.manifest``); ``messages``: what to tell the
+    user besides the files (identity changes against the plan lock)."""
 
     files: list[OutFile]
-    owned_dirs: list[str]
+    manifest: str
+    name: str
     messages: list[str] = field(default_factory=list)
 
 
@@ -199,6 +217,7 @@ def _outputs(
     from generator.emit.pulumi import emit_pulumi
     from generator.emit.report import emit_report
     from generator.emit.reports import emit_reports
+    from generator.render.manifest import build_manifest, manifest_path
 
     cat = catalog or default_catalog()
     held = read_lock(loaded, out_dir, fresh)
@@ -207,7 +226,8 @@ def _outputs(
     with located(loaded):
         files = [*emit_reports(cluster, bom), *emit_inventory(cluster), *emit_pulumi(cluster)]
         files += emit_report(cluster, bom, [f.path for f in files])
-    owned = [f"reports/{cluster.name}", f"inventories/{cluster.name}"]
+    manifest = manifest_path(cluster.name)
+    files.append(build_manifest(cluster.spec_file, manifest, files))
     before = held.lock.changes if held.lock else []
     news = list(cluster.identity_changes) if cluster.identity_changes != before else []
-    return Outputs(files=sorted(files), owned_dirs=owned, messages=news)
+    return Outputs(files=sorted(files), manifest=manifest, name=cluster.name, messages=news)

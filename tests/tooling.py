@@ -32,6 +32,16 @@ def require_tool(name: str) -> str:
     return path
 
 
+def tree_snapshot(root: Path) -> dict[str, tuple[int, bytes | None]]:
+    """Every path under ``root`` with its mode and, for files, its bytes (to prove a tree
+    was left exactly as it was)."""
+    out: dict[str, tuple[int, bytes | None]] = {}
+    for p in sorted(root.rglob("*")):
+        st = p.lstat()
+        out[p.relative_to(root).as_posix()] = (st.st_mode, p.read_bytes() if p.is_file() else None)
+    return out
+
+
 def check_golden_tree(root: Path, got: dict[str, str], update: bool) -> None:
     """Compare rendered files with the tree under ``root``, or rewrite it when ``update``."""
     if update:

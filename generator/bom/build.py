@@ -21,6 +21,7 @@ from generator.bom.models import BillOfMaterials, BomLine
 from generator.bom.prices import PriceBook
 from generator.bom.summary import cloud_costs, summary, unpriced
 from generator.plan._construct import gc_paused
+from generator.plan.compute import whole_server_note
 from generator.plan.models import ClusterPlan
 
 NIC_ID = "cx7-osfp-1x400"
@@ -93,9 +94,11 @@ def _node_lines(plan: ClusterPlan, book: PriceBook) -> list[BomLine]:
         part = _compute_part(plan, book, model, item_id) if cat == "compute" else ""
         if cat == "management":
             part = _management_part(plan, book, model, item_id)
-        line = make_line(book, cat, item_id, qty, part=part)
+        note = (whole_server_note(plan.sizing) or "") if cat == "compute" else ""
+        line = make_line(book, cat, item_id, qty, part=part, note=note)
         if line.unit_usd is None:
-            line = line.model_copy(update={"note": "no price: quote this configuration"})
+            line = line.model_copy(update={"note": "; ".join(filter(None, [
+                line.note, "no price: quote this configuration"]))})
         out.append(line)
     return out
 

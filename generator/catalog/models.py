@@ -56,10 +56,17 @@ class Gpu(CatalogItem):
     """An accelerator: dense peak math rates, memory and its bandwidth."""
 
     form_factor: Literal["sxm", "pcie"]
+    architecture: Literal["ampere", "ada", "hopper", "blackwell"] = Field(
+        description="GPU generation: which kernels (FlashAttention 2 or 3, cuDNN) run well."
+    )
     memory_gb: float
     memory_bandwidth_tbps: float
     nvlink_gbps: float = Field(description="Per-GPU NVLink bandwidth, both directions (GB/s).")
     pcie_gen: int
+    pcie_gbps: float = Field(
+        description="Per-GPU PCIe x16 bandwidth, both directions (GB/s): the peer-to-peer "
+                    "path between GPUs that NVLink does not join."
+    )
     tdp_w: float
     bf16_dense_tflops: float
     fp8_dense_tflops: float | None
@@ -71,6 +78,11 @@ class Gpu(CatalogItem):
         """Usable device memory in bytes (vendor GB are 10^9 bytes)."""
         return self.memory_gb * 1e9
 
+    @property
+    def supports_fp8(self) -> bool:
+        """FP8 tensor cores (Hopper, Ada, Blackwell); ``fp8_dense_tflops: null`` means none."""
+        return self.fp8_dense_tflops is not None
+
 
 class Server(CatalogItem):
     """A server model: GPU slots, NIC options, CPUs, power and rack footprint."""
@@ -81,7 +93,13 @@ class Server(CatalogItem):
     gpu_slots: int
     gpu_options: list[str] = Field(default_factory=list)
     gpu_interconnect: Literal["nvswitch", "nvlink-bridge", "pcie", "none"]
-    east_west_nic_options: list[int] = Field(default_factory=list)
+    east_west_nic_options: list[int] = Field(
+        default_factory=list,
+        description="Supported GPU-fabric NIC counts; the first is the default.",
+    )
+    east_west_nic_gbps: float = Field(
+        default=0.0, description="Line rate of one GPU-fabric NIC (Gb/s); 0 without a fabric."
+    )
     north_south_nics: int
     cpu_sockets: int
     cpu_model: str
@@ -106,6 +124,11 @@ class Server(CatalogItem):
     north_south_built_in: bool = False
     bmc_cage: str = "RJ45"
     airflow_cfm: float | None = None
+
+    @property
+    def default_east_west_nics(self) -> int:
+        """The NIC count a spec gets when it does not choose one (0: no GPU fabric)."""
+        return self.east_west_nic_options[0] if self.east_west_nic_options else 0
 
 
 class ModelArchitecture(CatalogItem):

@@ -20,8 +20,6 @@ Output is a pure function of the plan and the BOM, so it is byte-identical for o
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 from collections import Counter
@@ -33,7 +31,13 @@ from generator.emit.fabric import emit_fabric
 from generator.plan._construct import gc_paused
 from generator.plan.lock.text import LOCK_FILE, lock_text
 from generator.plan.models import ClusterPlan
-from generator.render.files import OutFile, commented_header, csv_text
+from generator.render.files import (
+    PROVENANCE_COLUMNS,
+    OutFile,
+    commented_header,
+    csv_text,
+    provenance_values,
+)
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
 _SPECIAL = {"true", "false", "yes", "no", "on", "off", "null", "y", "n"}
@@ -155,47 +159,35 @@ def _cabling_rows(plan: ClusterPlan) -> list[list[str]]:
     return rows
 
 
+def _with_provenance(columns: list[str], rows: list[list[str]], spec_file: str) -> str:
+    """Plain CSV (``csv.DictReader`` reads it as is) with the provenance in two last columns,
+    ``generated_by`` and ``regenerate``, on every row (the convention of bom.csv)."""
+    made = provenance_values(spec_file)
+    return csv_text([*columns, *PROVENANCE_COLUMNS], [[*row, *made] for row in rows])
+
+
 def cabling_csv(plan: ClusterPlan) -> str:
     """One CSV row per link (``csv_text``: the csv module's output, written fast)."""
-    return commented_header(plan.spec_file) + csv_text(CABLING_COLUMNS, _cabling_rows(plan))
+    return _with_provenance(CABLING_COLUMNS, _cabling_rows(plan), plan.spec_file)
+
+
+RACKS_COLUMNS = [
+    "rack", "u", "height_u", "device", "kind", "model", "power_kw", "rack_power_kw",
+    "rack_budget_kw",
+]  # fmt: skip
 
 
 def racks_csv(plan: ClusterPlan) -> str:
+    """rack -> U -> device, one row per slot (PDUs are zero-U, listed at U 0)."""
     model = {n.name: (n.model, n.power_kw) for n in plan.nodes}
     model.update({s.name: (s.model, s.power_kw) for s in plan.switches})
-    buf = io.StringIO()
-    buf.write(commented_header(plan.spec_file))
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(
-        [
-            "rack",
-            "u",
-            "height_u",
-            "device",
-            "kind",
-            "model",
-            "power_kw",
-            "rack_power_kw",
-            "rack_budget_kw",
-        ]
-    )
+    rows = []
     for rack in plan.racks:
         for slot in rack.slots:
             m, kw = model.get(slot.device, ("", 0.0))
-            w.writerow(
-                [
-                    rack.name,
-                    slot.u,
-                    slot.height_u,
-                    slot.device,
-                    slot.kind,
-                    m,
-                    kw,
-                    rack.power_kw,
-                    rack.power_budget_kw,
-                ]
-            )
-    return buf.getvalue()
+            rows.append([rack.name, str(slot.u), str(slot.height_u), slot.device, slot.kind, m,
+                         str(kw), str(rack.power_kw), str(rack.power_budget_kw)])
+    return _with_provenance(RACKS_COLUMNS, rows, plan.spec_file)
 
 
 def emit_reports(plan: ClusterPlan, bom: BillOfMaterials) -> list[OutFile]:

@@ -19,7 +19,7 @@ from generator.catalog.load import Catalog
 from generator.catalog.models import Server
 from generator.errors import PodplanError
 from generator.plan._construct import gc_paused
-from generator.plan.catalog_models import FailureStats, PlanCatalog
+from generator.plan.catalog_models import PlanCatalog
 from generator.plan.cloud import plan_cloud
 from generator.plan.compute import plan_compute
 from generator.plan.devices import build_links, build_nodes, build_switches, floor_of
@@ -41,14 +41,13 @@ from generator.plan.network.address_table import AddressTable, assign_addresses
 from generator.plan.network.fabric import build_fabric, shape_fabric
 from generator.plan.network.inband import plan_inband
 from generator.plan.parts import IB_MODEL, Parts
-from generator.plan.reliability import plan_reliability, reliability_note
+from generator.plan.reliability import failure_stats, plan_reliability, reliability_note
 from generator.plan.scheduler import plan_scheduler
 from generator.plan.storage import plan_storage
 from generator.plan.summary import fabric_summary, plan_notes, power_summary, site_note
 from generator.sizing.result import SizingResult
 from generator.spec.models import Spec
 
-FAILURE_STATS = "llama3-405b-pretraining"
 STORAGE_PREFIX = "pscale"
 
 
@@ -82,21 +81,15 @@ def _rails(spec: Spec, server: Server, fabric_nodes: int) -> int:
     single node (smallest fabric rule: one node's GPUs talk over NVLink, see fabric)."""
     if not server.east_west_nic_options or fabric_nodes + spec.fabric.growth_nodes <= 1:
         return 0
-    return spec.hardware.east_west_nics_per_node
-
-
-def _failure_stats(pc: PlanCatalog) -> FailureStats:
-    """The failure statistics the spares and reliability model use (first one as fallback)."""
-    if FAILURE_STATS in pc.reliability:
-        return pc.reliability[FAILURE_STATS]
-    return next(iter(pc.reliability.values()))
+    chosen = spec.hardware.east_west_nics_per_node
+    return server.default_east_west_nics if chosen is None else chosen
 
 
 def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog, lock: Lock | None) -> Parts:
     """Run every placement decision, in dependency order, before any plan object exists."""
     server = pc.servers[spec.hardware.server]
     gpu = pc.gpus[spec.hardware.gpu]
-    stats = _failure_stats(pc)
+    stats = failure_stats(pc)
     nodes = plan_compute(spec, sizing, stats)
     ib = pc.switches[IB_MODEL]
     if lock:
@@ -158,7 +151,7 @@ def _assemble(p: Parts, spec_file: str, ignored_lock: str | None) -> ClusterPlan
     power = power_summary(spec, racks, p.pc.floor.air_cooling_limit_kw)
     reliability = plan_reliability(
         p.sizing,
-        _failure_stats(p.pc),
+        failure_stats(p.pc),
         p.storage.write_gbps,
         p.storage.read_gbps,
         len(p.nodes.spares),

@@ -1,9 +1,10 @@
 """Compute nodes: how many, their names, and hot spares.
 
-The node count is the sizing's (``SizingResult.nodes``). Hot spares (``hardware.hot_spares``)
-are a number, or 'auto': enough for the nodes expected to be in hardware repair at the same
-time (``reliability.auto_spares``). Spares are racked, cabled and configured like compute
-nodes but kept out of the default partition.
+The node count is the sizing's (``SizingResult.nodes``): whole servers, rounded up when the
+sized GPU count is not a multiple of the server's GPUs (a note says so). Hot spares
+(``hardware.hot_spares``) are a number, or 'auto': enough for the nodes expected to be in
+hardware repair at the same time (``reliability.auto_spares``). Spares are racked, cabled
+and configured like compute nodes but kept out of the default partition.
 """
 
 from __future__ import annotations
@@ -31,6 +32,17 @@ class ComputeNodes:
     @property
     def fabric_slots(self) -> list[str | None]:
         return self.slots if self.slots is not None else [*self.compute, *self.spares]
+
+
+def whole_server_note(sizing: SizingResult) -> str | None:
+    """When the sized GPU count is not whole servers: the plan (and the BOM) buys whole
+    servers, and says how many GPU slots that leaves idle."""
+    slots = sizing.nodes * sizing.gpus_per_node
+    if slots == sizing.gpus:
+        return None
+    return (f"The sizing uses {sizing.gpus} GPUs; the plan and bill of materials round up to "
+            f"{sizing.nodes} whole {sizing.server} server{'s' if sizing.nodes != 1 else ''} "
+            f"({slots} GPUs, {slots - sizing.gpus} idle).")
 
 
 def plan_compute(spec: Spec, sizing: SizingResult, stats: FailureStats) -> ComputeNodes:

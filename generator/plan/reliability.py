@@ -4,14 +4,11 @@ Failure rate: Llama 3 405B pre-training saw 466 interruptions in 54 days on 16,3
 (``reliability.yaml``), i.e. ``466 / (16,384 x 54 x 24)`` = 2.2e-5 per GPU-hour. A job on G
 GPUs therefore sees a mean time between interruptions ``M = 1 / (rate x G)``.
 
-For each training workload with compute time T (from the sizing), checkpoint write time
-delta (checkpoint size / storage write throughput) and restart cost R (relaunch overhead +
-reading the checkpoint back):
-
-* Young/Daly interval ``tau = sqrt(2 x delta x M)``;
-* wasted fraction ``delta / tau`` (writing checkpoints) ``+ (tau / 2 + R) / M`` (lost work and
-  restarts), goodput = 1 - waste, wall-clock = T / goodput;
-* expected interruptions = rate x G x wall-clock.
+Each training run's wall-clock (compute + evaluation, plus checkpoints written every
+Young/Daly interval and the work lost to interruptions and restarts) is
+``generator.sizing.wallclock.wall_clock``: the one function ``podplan size`` uses too, fed
+here with the storage plan's write/read bandwidth (``run_env.run_environment`` builds the
+same inputs for the sizing), so ``size`` and ``plan`` always agree.
 
 Hot spares ('auto'): nodes out for hardware repair at the same time, at 99 % confidence
 (Poisson), from the GPU/HBM failure rate (the failures that need a node swap) and a repair
@@ -21,11 +18,13 @@ turnaround. The relaunch overhead and repair time are podplan planning assumptio
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
-from generator.plan.catalog_models import FailureStats
+from generator.plan.catalog_models import FailureStats, PlanCatalog
 from generator.plan.models import Reliability
 from generator.sizing.result import SizingResult
+from generator.sizing.wallclock import RunEnvironment, wall_clock
+
+FAILURE_STATS = "llama3-405b-pretraining"
 
 #: Relaunch overhead per interruption beyond reading the checkpoint (detection, scheduler
 #: requeue, container start, NCCL init), hours. Planning assumption (E): with 6 minutes and
@@ -36,8 +35,6 @@ RESTART_OVERHEAD_HOURS = 0.1
 REPAIR_HOURS = 72.0
 #: Confidence that enough spares are on hand.
 SPARE_CONFIDENCE = 0.99
-#: Floor on goodput so a hopeless configuration still yields a finite wall-clock.
-MIN_GOODPUT = 0.05
 
 
 def failures_per_gpu_hour(stats: FailureStats) -> float:
@@ -62,27 +59,21 @@ def auto_spares(nodes: int, gpus_per_node: int, stats: FailureStats) -> int:
     return max(1, _poisson_quantile(mean, SPARE_CONFIDENCE))
 
 
-@dataclass(frozen=True)
-class _Run:
-    compute_h: float
-    wall_h: float
-    interruptions: float
-    delta_s: float
-    tau_h: float
-    restart_h: float
+def environment(stats: FailureStats, write_gbps: float, read_gbps: float) -> RunEnvironment:
+    """What the wall-clock needs from the plan: checkpoint bandwidth and failure rate."""
+    return RunEnvironment(
+        checkpoint_write_gbps=write_gbps,
+        checkpoint_read_gbps=read_gbps,
+        failures_per_gpu_hour=failures_per_gpu_hour(stats),
+        restart_overhead_hours=RESTART_OVERHEAD_HOURS,
+    )
 
 
-def _one_run(
-    hours: float, gpus: int, ckpt_gb: float, write_gbps: float, read_gbps: float, rate: float
-) -> _Run:
-    mtbf = 1.0 / (rate * gpus)
-    delta_h = ckpt_gb / write_gbps / 3600.0 if write_gbps > 0 else 0.0
-    restart_h = RESTART_OVERHEAD_HOURS + (ckpt_gb / read_gbps / 3600.0 if read_gbps > 0 else 0.0)
-    tau = math.sqrt(2.0 * delta_h * mtbf)
-    waste = (delta_h / tau if tau > 0 else 0.0) + (tau / 2.0 + restart_h) / mtbf
-    goodput = max(MIN_GOODPUT, 1.0 - waste)
-    wall = hours / goodput
-    return _Run(hours, wall, rate * gpus * wall, delta_h * 3600.0, tau, restart_h)
+def failure_stats(pc: PlanCatalog) -> FailureStats:
+    """The failure statistics the spares and reliability model use (first one as fallback)."""
+    if FAILURE_STATS in pc.reliability:
+        return pc.reliability[FAILURE_STATS]
+    return next(iter(pc.reliability.values()))
 
 
 def plan_reliability(
@@ -92,16 +83,17 @@ def plan_reliability(
     read_gbps: float,
     spares: int,
 ) -> Reliability:
-    """Interruptions, checkpoint interval, goodput and wall-clock over all training runs."""
-    rate = failures_per_gpu_hour(stats)
+    """Interruptions, checkpoint interval, goodput and wall-clock over all training runs,
+    each from ``sizing.wallclock.wall_clock`` exactly as the sizing computed it."""
+    env = environment(stats, write_gbps, read_gbps)
     runs = [
-        _one_run(t.time_hours, t.gpus, t.checkpoint_gb, write_gbps, read_gbps, rate)
+        wall_clock(t.time_hours, t.evaluation_hours, t.gpus, t.checkpoint_gb, env)
         for t in sizing.training
         if t.time_hours > 0 and t.gpus > 0
     ]
     if not runs:
         return Reliability(
-            failures_per_gpu_hour=rate,
+            failures_per_gpu_hour=env.failures_per_gpu_hour,
             expected_interruptions=0.0,
             checkpoint_write_s=0.0,
             checkpoint_interval_hours=0.0,
@@ -111,17 +103,17 @@ def plan_reliability(
             wallclock_hours=0.0,
             spares=spares,
         )
-    main = max(runs, key=lambda r: r.wall_h)
-    compute = sum(r.compute_h for r in runs)
-    wall = sum(r.wall_h for r in runs)
+    main = max(runs, key=lambda r: r.total_h)
+    productive = sum(r.compute_h + r.evaluation_h for r in runs)
+    wall = sum(r.total_h for r in runs)
     return Reliability(
-        failures_per_gpu_hour=rate,
+        failures_per_gpu_hour=env.failures_per_gpu_hour,
         expected_interruptions=round(sum(r.interruptions for r in runs), 3),
-        checkpoint_write_s=round(main.delta_s, 1),
-        checkpoint_interval_hours=round(main.tau_h, 3),
+        checkpoint_write_s=round(main.checkpoint_write_s, 1),
+        checkpoint_interval_hours=round(main.interval_h, 3),
         restart_hours=round(main.restart_h, 3),
-        goodput=round(compute / wall, 4),
-        compute_hours=round(compute, 3),
+        goodput=round(productive / wall, 4),
+        compute_hours=round(sum(r.compute_h for r in runs), 3),
         wallclock_hours=round(wall, 3),
         spares=spares,
     )

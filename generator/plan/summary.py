@@ -7,6 +7,7 @@ read first, and its wording is reviewed separately from the object construction.
 
 from __future__ import annotations
 
+from generator.plan.compute import whole_server_note
 from generator.plan.models import FabricSummary, Link, PowerSummary, Rack
 from generator.plan.network import ethernet
 from generator.plan.network.fabric_notes import design_notes
@@ -115,7 +116,7 @@ def site_note(links: list[Link], per_switch: int) -> str | None:
 
 def plan_notes(p: Parts, extra_notes: list[str]) -> list[str]:
     """Plan-level notes (spares, rack density, estimates), then ``extra_notes`` appended."""
-    notes = []
+    notes = [n for n in [whole_server_note(p.sizing)] if n]
     if p.nodes.spares:
         how = (
             "from the reliability model (99 % cover of nodes in repair)"

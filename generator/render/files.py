@@ -36,6 +36,25 @@ def header_lines(spec_file: str) -> list[str]:
     ]
 
 
+PROVENANCE_COLUMNS = ["generated_by", "regenerate"]
+
+
+def provenance_values(spec_file: str) -> list[str]:
+    """The ``generated_by`` and ``regenerate`` values that formats without comments (CSV, JSON)
+    carry in fields of those names."""
+    return [f"podplan from {spec_file}", regenerate_command(spec_file)]
+
+
+def carries_provenance(text: str) -> bool:
+    """Whether ``text`` starts like a file podplan generated: a header comment, or the
+    ``generated_by`` field of a CSV or JSON file near its top.
+
+    Used only where no manifest says what podplan wrote (a tree from before manifests):
+    such a file at a path podplan generates may be replaced; any other file is the user's.
+    """
+    return "podplan from " in text[:4096]
+
+
 def commented_header(spec_file: str, marker: str = "#") -> str:
     """Header as comment lines for formats with line comments (YAML, INI, conf, shell)."""
     return "".join(f"{marker} {line}\n" for line in header_lines(spec_file))

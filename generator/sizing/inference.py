@@ -21,12 +21,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from generator.sizing import comm
-from generator.sizing.arch import Architecture
-from generator.sizing.efficiency import Efficiency
-from generator.sizing.hardware import Device, Node
-from generator.sizing.memory import GIB
-from generator.sizing.params import active_params, kv_bytes_per_token, total_params
+from generator.sizing.model.arch import Architecture
+from generator.sizing.model.collectives import all_reduce, group_link
+from generator.sizing.model.efficiency import Efficiency
+from generator.sizing.model.hardware import Device, Node
+from generator.sizing.model.params import active_params, kv_bytes_per_token, total_params
+from generator.sizing.training.memory import GIB
 
 TP_CHOICES = (1, 2, 4, 8)
 
@@ -91,12 +91,20 @@ def max_batch(job: InferenceJob, tp: int, pp: int, device: Device, eff: Efficien
 
 
 def _gemm_rate(job: InferenceJob, device: Device, eff: Efficiency, efficiency: float) -> float:
+    if job.precision != "fp8" or device.fp8_flops is None:
+        return device.bf16_flops * efficiency
     speedup = min(eff.compute.fp8_speedup, device.fp8_flops / device.bf16_flops)
-    return device.bf16_flops * efficiency * (speedup if job.precision == "fp8" else 1.0)
+    return device.bf16_flops * efficiency * speedup
+
+
+def _tp_allreduce(size: float, tp: int, device: Device, node: Node, eff: Efficiency) -> float:
+    """One TP all-reduce of ``size`` bytes: NVLink where it joins the replica's GPUs,
+    PCIe peer-to-peer otherwise (L40S)."""
+    return all_reduce(size, tp, group_link(tp, 1, node, device, eff), eff)
 
 
 def decode_step(
-    job: InferenceJob, tp: int, pp: int, batch: int, device: Device, eff: Efficiency
+    job: InferenceJob, tp: int, pp: int, batch: int, device: Device, node: Node, eff: Efficiency
 ) -> float:
     """One decode iteration for ``batch`` sequences at the mean decode context."""
     arch, inf = job.arch, eff.inference
@@ -107,30 +115,30 @@ def decode_step(
     attention = 4.0 * arch.layers * ctx * arch.heads * arch.head_dim * batch / (tp * pp)
     compute = (gemm / _gemm_rate(job, device, eff, inf.decode_efficiency)
                + attention / (device.bf16_flops * inf.decode_efficiency))
-    allreduce = comm.allreduce_bytes(batch * arch.hidden * 2.0, tp)
-    per_collective = allreduce / comm.nvlink_bw(device, eff) + comm.latency(tp, eff)
-    tp_comm = 2 * arch.layers / pp * per_collective
+    tp_comm = 2 * arch.layers / pp * _tp_allreduce(batch * arch.hidden * 2.0, tp, device,
+                                                   node, eff)
     return max(memory, compute) + tp_comm + inf.step_overhead_s
 
 
-def prefill_time(job: InferenceJob, tp: int, pp: int, device: Device, eff: Efficiency) -> float:
+def prefill_time(
+    job: InferenceJob, tp: int, pp: int, device: Device, node: Node, eff: Efficiency
+) -> float:
     """One request's prompt: compute-bound, causal attention."""
     arch, n = job.arch, job.input_tokens
     gemm = 2.0 * active_params(arch) * n / (tp * pp)
     attention = 2.0 * arch.layers * n * n * arch.heads * arch.head_dim / (tp * pp)
     rate = eff.inference.prefill_efficiency
-    allreduce = comm.allreduce_bytes(n * arch.hidden * 2.0, tp)
-    tp_comm = 2 * arch.layers / pp * allreduce / comm.nvlink_bw(device, eff)
+    tp_comm = 2 * arch.layers / pp * _tp_allreduce(n * arch.hidden * 2.0, tp, device, node, eff)
     return (gemm / _gemm_rate(job, device, eff, rate)
             + attention / (device.bf16_flops * rate) + tp_comm)
 
 
 def operating_point(
-    job: InferenceJob, tp: int, pp: int, batch: int, device: Device, eff: Efficiency
+    job: InferenceJob, tp: int, pp: int, batch: int, device: Device, node: Node, eff: Efficiency
 ) -> tuple[float, float, float]:
     """(output tokens/s, TPOT s, TTFT s) of one replica running ``batch`` sequences."""
-    step = decode_step(job, tp, pp, batch, device, eff)
-    prefill = prefill_time(job, tp, pp, device, eff)
+    step = decode_step(job, tp, pp, batch, device, node, eff)
+    prefill = prefill_time(job, tp, pp, device, node, eff)
     cycle = job.output_tokens * step + batch * prefill
     return batch * job.output_tokens / cycle, cycle / job.output_tokens, prefill + step
 
@@ -141,13 +149,13 @@ def _meets(job: InferenceJob, tpot: float, ttft: float) -> bool:
 
 
 def slo_batch(
-    job: InferenceJob, tp: int, pp: int, limit: int, device: Device, eff: Efficiency
+    job: InferenceJob, tp: int, pp: int, limit: int, device: Device, node: Node, eff: Efficiency
 ) -> int:
     """Largest batch <= limit meeting the SLOs (TPOT and TTFT grow with batch): bisection."""
     lo, hi = 0, limit
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        _, tpot, ttft = operating_point(job, tp, pp, mid, device, eff)
+        _, tpot, ttft = operating_point(job, tp, pp, mid, device, node, eff)
         if _meets(job, tpot, ttft):
             lo = mid
         else:
@@ -155,14 +163,16 @@ def slo_batch(
     return lo
 
 
-def replica(job: InferenceJob, tp: int, pp: int, device: Device, eff: Efficiency) -> Serving:
+def replica(
+    job: InferenceJob, tp: int, pp: int, device: Device, node: Node, eff: Efficiency
+) -> Serving:
     """The best operating point of one replica layout, and replicas for the load."""
     limit = max_batch(job, tp, pp, device, eff)
     fits = limit >= 1
-    batch = slo_batch(job, tp, pp, limit, device, eff) if fits else 0
+    batch = slo_batch(job, tp, pp, limit, device, node, eff) if fits else 0
     meets = None if job.tpot_ms is None and job.ttft_ms is None else batch >= 1
     batch = max(batch, 1 if fits else 0) or 1
-    tput, tpot, ttft = operating_point(job, tp, pp, batch, device, eff)
+    tput, tpot, ttft = operating_point(job, tp, pp, batch, device, node, eff)
     load = (job.requests_per_minute or 0.0) / 60.0 * job.output_tokens
     replicas = max(1, math.ceil(load / tput)) if load else 1
     kv = batch * (job.input_tokens + job.output_tokens) * kv_per_token_per_gpu(job, tp, pp)
@@ -177,7 +187,7 @@ def serve(
 ) -> Serving:
     """Pick the replica layout needing the fewest GPUs (then the lowest TPOT)."""
     tps = (tp,) if tp else tuple(t for t in TP_CHOICES if t <= node.gpus)
-    options = [replica(job, t, pp or 1, device, eff) for t in tps]
+    options = [replica(job, t, pp or 1, device, node, eff) for t in tps]
     good = [s for s in options if s.fits and s.meets_slo is not False]
     pool = good or [s for s in options if s.fits] or options
     if job.requests_per_minute is None:

@@ -6,26 +6,80 @@ rounded for reading; ``SizingResult.to_json()`` is the machine contract.
 
 from __future__ import annotations
 
+import math
+
 from generator.sizing.result import (
     Candidate,
     InferenceEstimate,
     SizingResult,
     TrainingEstimate,
     TrainingLayout,
+    Uncertainty,
 )
 
 RULE = "-" * 78
 
 
 def layout_text(p: TrainingLayout) -> str:
-    """``TP4 PP4 DP2 CP1 VP5 MBS1 recompute=none``."""
+    """``TP4 PP4 DP2 CP1 VP5 MBS1 recompute=none`` (plus the HSDP shard group if any)."""
     partial = f" ({p.recompute_layers} layers/stage)" if p.recompute_layers else ""
+    hsdp = f" HSDP shard {p.shard}" if p.shard else ""
     return (f"TP{p.tp} PP{p.pp} DP{p.dp} CP{p.cp} VP{p.vp} MBS{p.micro_batch_size} "
-            f"recompute={p.recompute}{partial}")
+            f"recompute={p.recompute}{partial}{hsdp}")
 
 
 def _hours(h: float) -> str:
-    return f"{h:,.1f} h" if h < 48 else f"{h:,.0f} h ({h / 24:,.1f} d)"
+    """Hours with at least three significant figures (days too for long runs)."""
+    if h >= 48:
+        return f"{h:,.0f} h ({h / 24:,.1f} d)"
+    return f"{_sig3(h)} h"
+
+
+def _sig3(x: float) -> str:
+    """``x`` with three significant figures, no exponent and no dangling dot."""
+    if x == 0:
+        return "0"
+    if x >= 1000:
+        return f"{x:,.0f}"
+    text = f"{x:#.3g}"
+    if "e" in text:
+        text = f"{x:.{max(0, 2 - math.floor(math.log10(abs(x))))}f}"
+    return text.rstrip(".")
+
+
+def _unit(h: float) -> tuple[str, float]:
+    """The unit a duration reads best in: hours, minutes or seconds."""
+    if h >= 100 / 60:
+        return "h", 1.0
+    return ("min", 60.0) if h >= 100 / 3600 else ("s", 3600.0)
+
+
+def _band(u: Uncertainty | None, prefix: str = "") -> str:
+    if u is None:
+        return f" ({prefix.rstrip('; ')})" if prefix else ""
+    what = (f"{u.similar_measurements} similar measurement"
+            f"{'s' if u.similar_measurements != 1 else ''}" if u.calibrated
+            else "outside calibration")
+    return f" ({prefix}{_pct(u.low_pct)}/{_pct(u.high_pct)}, {what})"
+
+
+def _pct(x: float) -> str:
+    return f"{'+' if x >= 0 else chr(0x2212)}{abs(x):.0f} %"
+
+
+def _time_lines(t: TrainingEstimate) -> list[str]:
+    """``3.1 h (-12 %/+18 %, 14 similar measurements)`` and where the hours go."""
+    deadline = {None: "none", True: "met", False: "MISSED"}[t.meets_deadline]
+    wall = t.wall_clock_hours
+    unit, scale = _unit(wall)
+    short = "" if unit == "h" else f"{_sig3(wall * scale)} {unit}; "
+    parts = [f"{label} {_sig3(h * scale)}" for label, h in (
+        ("compute", t.time_hours), ("evaluation", t.evaluation_hours),
+        ("checkpoints", t.checkpoint_hours), ("failures", t.failure_hours))]
+    return [
+        _kv("wall-clock", f"{_hours(wall)}{_band(t.uncertainty, short)}, deadline {deadline}"),
+        _kv("", " + ".join(parts) + f" {unit}; {t.gpu_hours:,.0f} GPU-h of compute"),
+    ]
 
 
 def _kv(label: str, value: str) -> str:
@@ -34,7 +88,7 @@ def _kv(label: str, value: str) -> str:
 
 def _candidate(c: Candidate) -> str:
     hours = "" if c.time_hours is None else f", {_hours(c.time_hours)}"
-    step = "" if c.step_time_s is None else f"{c.step_time_s:.3f} s/step"
+    step = "" if c.step_time_s is None else f"{c.step_time_s:#.4g} s/step"
     memory = f"{c.memory_gib_per_gpu:.1f} GiB"
     return f"    {layout_text(c.layout)}: {step}{hours}, {memory} ({c.reason})"
 
@@ -42,7 +96,6 @@ def _candidate(c: Candidate) -> str:
 def training_block(t: TrainingEstimate) -> list[str]:
     """Lines for one training workload."""
     m = t.memory
-    deadline = {None: "none", True: "met", False: "MISSED"}[t.meets_deadline]
     lines = [
         f"{t.name}  [{t.kind}, {t.model}, {t.params_b:,.1f} B params]",
         _kv("GPUs / layout", f"{t.gpus}  {layout_text(t.parallelism)}"),
@@ -50,10 +103,10 @@ def training_block(t: TrainingEstimate) -> list[str]:
             f"{'' if t.fits else '  DOES NOT FIT'}  (weights {m.weights_gib:.1f}, grads "
             f"{m.gradients_gib:.1f}, optimizer {m.optimizer_gib:.1f}, activations "
             f"{m.activations_gib:.1f}, overhead {m.overhead_gib:.1f})"),
-        _kv("step time", f"{t.step_time_s:.3f} s x {t.steps:,} steps"),
+        _kv("step time", f"{t.step_time_s:#.4g} s x {t.steps:,} steps"),
         _kv("tokens/s per GPU", f"{t.tokens_per_second_per_gpu:,.0f}  (MFU {100 * t.mfu:.1f} %)"),
         _kv("processed tokens", f"{t.processed_tokens:,.3g}"),
-        _kv("time", f"{_hours(t.time_hours)}  ({t.gpu_hours:,.0f} GPU-h), deadline {deadline}"),
+        *_time_lines(t),
         _kv("checkpoint", f"{t.checkpoint_gb:,.1f} GB"),
     ]
     if t.seed is not None:
@@ -83,7 +136,8 @@ def inference_block(i: InferenceEstimate) -> list[str]:
         _kv("memory per GPU",
             f"{i.memory_gib_per_gpu:.1f} GiB{'' if i.fits else '  DOES NOT FIT'}"),
         _kv("batch per replica", f"{i.max_batch}"),
-        _kv("output tokens/s", f"{i.output_tokens_per_second:,.0f} (all replicas)"),
+        _kv("output tokens/s", f"{i.output_tokens_per_second:,.0f} (all replicas)"
+            f"{_band(i.uncertainty)}"),
         _kv("latency", f"TTFT {i.ttft_ms:,.0f} ms, TPOT {i.tpot_ms:.1f} ms, SLO {slo}"),
     ]
     if i.seed is not None and i.seed.gpus is not None:

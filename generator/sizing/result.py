@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Frozen(BaseModel):
@@ -54,6 +54,11 @@ class TrainingLayout(Frozen):
         default=None,
         description="With recompute=full: layers per pipeline stage recomputed, when not all "
                     "(Megatron recompute_num_layers); None = every layer.",
+    )
+    shard: int | None = Field(
+        default=None,
+        description="ZeRO-3/FSDP: ranks one copy of the states is sharded over when fewer "
+                    "than dp (HSDP; the rest replicate); None = FULL_SHARD or no ZeRO-3.",
     )
 
 
@@ -100,6 +105,20 @@ class SeedEstimate(Frozen):
     note: str = ""
 
 
+class Uncertainty(Frozen):
+    """Band around an estimate's headline figure, from calibration residuals of its regime."""
+
+    low_pct: float
+    high_pct: float
+    similar_measurements: int
+    calibrated: bool
+    regime: str = Field(default="", description="The regime the band comes from.")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"low": round(self.low_pct, 1), "high": round(self.high_pct, 1),
+                "similar_measurements": self.similar_measurements}
+
+
 class TrainingEstimate(Frozen):
     """Sizing answer for one training workload."""
 
@@ -121,9 +140,15 @@ class TrainingEstimate(Frozen):
     processed_tokens: float
     tokens_per_second_per_gpu: float
     mfu: float
-    time_hours: float
+    time_hours: float = Field(description="Compute time: steps x step time.")
+    evaluation_hours: float = Field(default=0.0, description="Periodic evaluation passes.")
+    checkpoint_hours: float = Field(default=0.0, description="Writing checkpoints (Young/Daly).")
+    failure_hours: float = Field(
+        default=0.0, description="Work lost to interruptions and the restarts after them."
+    )
     gpu_hours: float
-    meets_deadline: bool | None
+    meets_deadline: bool | None = Field(description="Judged on the wall-clock total.")
+    uncertainty: Uncertainty | None = None
     checkpoint_gb: float = Field(description="Size of one restartable checkpoint (GB, 1e9).")
     params_b: float
     runners_up: list[Candidate] = Field(default_factory=list)
@@ -133,11 +158,40 @@ class TrainingEstimate(Frozen):
     seed: SeedEstimate | None = None
     notes: list[str] = Field(default_factory=list)
 
+    wall_clock_hours: float = Field(
+        default=0.0,
+        description="Compute + evaluation + checkpoints + failures: what the deadline is "
+                    "judged on (filled in from the parts when not given).",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _wall_clock(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "wall_clock_hours" not in data:
+            parts = ("time_hours", "evaluation_hours", "checkpoint_hours", "failure_hours")
+            data = {**data, "wall_clock_hours": sum(float(data.get(k, 0.0)) for k in parts)}
+        return data
+
+    @property
+    def uncertainty_pct(self) -> dict[str, Any] | None:
+        """The band as ``size --json`` prints it (``{low, high, similar_measurements}``)."""
+        return None if self.uncertainty is None else self.uncertainty.to_json()
+
     def to_json(self) -> dict[str, Any]:
         """Every field (the memory breakdown with its total, runners-up, rejected layouts,
-        the seed rule, notes), floats to four significant figures."""
+        the seed rule, notes), floats to four significant figures, plus the time breakdown
+        and the uncertainty band under the names the JSON contract gives them."""
         doc: dict[str, Any] = json_data(self.model_dump(mode="python"))
         doc["memory"]["total_gib"] = json_number(self.memory.total_gib)
+        doc["time_breakdown_hours"] = {
+            "compute": json_number(self.time_hours),
+            "evaluation": json_number(self.evaluation_hours),
+            "checkpoint": json_number(self.checkpoint_hours),
+            "failures": json_number(self.failure_hours),
+        }
+        u = self.uncertainty
+        doc["uncertainty_pct"] = None if u is None else u.to_json()
+        doc["calibrated"] = None if u is None else u.calibrated
         return doc
 
 
@@ -158,13 +212,23 @@ class InferenceEstimate(Frozen):
     tpot_ms: float
     max_batch: int
     meets_slo: bool | None
+    uncertainty: Uncertainty | None = None
     seed: SeedEstimate | None = None
     notes: list[str] = Field(default_factory=list)
 
+    @property
+    def uncertainty_pct(self) -> dict[str, Any] | None:
+        """The band as ``size --json`` prints it (``{low, high, similar_measurements}``)."""
+        return None if self.uncertainty is None else self.uncertainty.to_json()
+
     def to_json(self) -> dict[str, Any]:
-        """Every field, plus ``parallelism: {tp, pp}`` as the JSON contract has always had."""
+        """Every field, plus ``parallelism: {tp, pp}`` as the JSON contract has always had,
+        and the uncertainty band under the contract's names."""
         doc: dict[str, Any] = json_data(self.model_dump(mode="python"))
         doc["parallelism"] = {"tp": self.tp, "pp": self.pp}
+        u = self.uncertainty
+        doc["uncertainty_pct"] = None if u is None else u.to_json()
+        doc["calibrated"] = None if u is None else u.calibrated
         return doc
 
 

@@ -61,6 +61,7 @@ BOUNDS: dict[tuple[str, str], Bound] = {
     ("Hardware", "gpus"): _b(1, MAX_GPUS, "the largest cluster podplan sizes"),
     ("Hardware", "hot_spares"): _b(0, MAX_SPARES, "12.5 % of the largest cluster"),
     ("Hardware", "login_nodes"): _b(0, 8, "login nodes beyond 8 are a service of their own"),
+    ("Hardware", "east_west_nics_per_node"): _b(0, 16, "GPU-fabric NIC slots of a server"),
     ("FabricSpec", "growth_nodes"): _b(0, MAX_GROWTH, "the fabric may at most double"),
     ("TrainingWorkload", "sequence_length"): _b(
         1, 1_048_576, "1M tokens: 8x the longest context trained by catalog models"
@@ -82,6 +83,8 @@ BOUNDS: dict[tuple[str, str], Bound] = {
     ("Dataset", "samples"): _b(1, 1e13, "ten trillion samples"),
     ("Dataset", "avg_tokens_per_sample"): _b(1e-3, 1_048_576, "at most the longest sequence"),
     ("Dataset", "epochs"): _b(1e-3, 10_000, "passes over the data"),
+    ("Evaluation", "every_samples"): _b(1, 1e13, "ten trillion samples between evaluations"),
+    ("Evaluation", "samples"): _b(1, 1e13, "ten trillion samples per evaluation pass"),
     ("InferenceWorkload", "input_tokens"): _b(1, 1_048_576, "1M-token prompts"),
     ("InferenceWorkload", "output_tokens"): _b(1, 1_048_576, "1M generated tokens"),
     ("InferenceWorkload", "requests_per_minute"): _b(

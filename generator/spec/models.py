@@ -39,6 +39,7 @@ __all__ = [
     "Cloud",
     "Dataset",
     "EthernetSpec",
+    "Evaluation",
     "FabricSpec",
     "Facility",
     "Framework",
@@ -81,6 +82,7 @@ class Framework(StrEnum):
     megatron = "megatron"
     fsdp = "fsdp"
     deepspeed = "deepspeed"
+    hf = "hf"
 
 
 class Recompute(StrEnum):
@@ -177,6 +179,13 @@ class Dataset(SpecModel):
     )
 
 
+class Evaluation(SpecModel):
+    """Periodic evaluation during training: forward-only passes over held-out samples."""
+
+    every_samples: int = Field(gt=0, description="Evaluate after every this many training samples.")
+    samples: int = Field(gt=0, description="Samples in each evaluation pass (forward only).")
+
+
 class TrainingWorkload(SpecModel):
     """Pretraining or fine-tuning of one model; the work is steps, tokens or a dataset."""
 
@@ -188,7 +197,9 @@ class TrainingWorkload(SpecModel):
     precision: Precision = Field(default=Precision.bf16, description="bf16 | fp8.")
     framework: Framework = Field(
         default=Framework.nemo,
-        description="Efficiency profile: nemo | megatron | fsdp | deepspeed.",
+        description="Efficiency profile: nemo | megatron (Megatron-Core stacks), fsdp (PyTorch "
+                    "FSDP: torchtitan, llm-foundry, ...), deepspeed, hf (Hugging Face "
+                    "Trainer/Accelerate FSDP, PEFT).",
     )
     sequence_length: int = Field(default=4096, gt=0, description="Tokens per sequence.")
     global_batch_size: int = Field(default=128, gt=0, description="Sequences per optimizer step.")
@@ -199,7 +210,12 @@ class TrainingWorkload(SpecModel):
     tokens: float | None = Field(default=None, gt=0, description="Training tokens to process.")
     dataset: Dataset | None = Field(default=None, description="Dataset statistics and epochs.")
     deadline_hours: float | None = Field(
-        default=None, gt=0, description="Size the cluster to finish within this many hours."
+        default=None, gt=0,
+        description="Size the cluster to finish within this many hours of wall-clock "
+                    "(compute, evaluation, checkpoints and failures).",
+    )
+    evaluation: Evaluation | None = Field(
+        default=None, description="Periodic evaluation: {every_samples, samples}."
     )
     parallelism: Parallelism = Field(
         default_factory=Parallelism, description="Optional pins: tp, pp, dp, cp, vp, recompute."
@@ -279,11 +295,15 @@ class Hardware(SpecModel):
 
     server: str = Field(default="xe9680", description="Catalog server id.")
     gpu: str = Field(default="h100-sxm-80gb", description="Catalog GPU id.")
-    east_west_nics_per_node: Literal[8, 4] = Field(
-        default=8, description="ConnectX-7 NICs for the GPU fabric: 8 or 4 (Dell configs 1 and 2)."
+    east_west_nics_per_node: int | None = Field(
+        default=None, ge=0,
+        description="GPU-fabric NICs per node, one the server offers (XE9680: 8 or 4, Dell "
+                    "configs 1 and 2); default: the server's standard count.",
     )
     gpus: int | None = Field(
-        default=None, gt=0, description="Fix the GPU count (what-if mode); otherwise sized."
+        default=None, gt=0,
+        description="Fix the GPU count (what-if mode), whole servers or not (the bill of "
+                    "materials rounds up to whole servers); otherwise sized.",
     )
     login_nodes: int = Field(default=1, ge=0, le=8, description="R660 login nodes.")
     hot_spares: int | Literal["auto"] = Field(

@@ -2,7 +2,8 @@
 
 Pydantic checks shapes; this checks meaning: that ids exist (with a did-you-mean from the
 catalog's own list), that the GPU fits the server, that the NIC count is one the server
-offers, and that a referenced price book exists.
+offers, and that a referenced price book exists; then (``spec.pins``) that the precision is
+one the GPU has and that pinned layouts can exist.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from generator.spec import limits
 from generator.spec.load import LoadedSpec
 from generator.spec.messages import did_you_mean, format_path
 from generator.spec.models import InlineArchitecture
+from generator.spec.pins import precision_problems, workload_problems
 
 
 def _unknown(
@@ -61,25 +63,17 @@ def _hardware_problems(loaded: LoadedSpec, catalog: Catalog) -> list[Problem]:
             )
         )
     if (
-        server.east_west_nic_options
+        hw.east_west_nics_per_node is not None
         and hw.east_west_nics_per_node not in server.east_west_nic_options
     ):
         loc = ("hardware", "east_west_nics_per_node")
         out.append(
             Problem(
                 path=format_path(loc),
-                message=f"{server.name} offers {server.east_west_nic_options} east-west NICs",
+                message=f"{server.name} offers {server.east_west_nic_options} east-west NICs "
+                f"({server.east_west_nic_gbps:g} Gb/s each)",
                 line=loaded.lines.line_of(loc),
                 allowed=", ".join(str(n) for n in server.east_west_nic_options),
-            )
-        )
-    if hw.gpus is not None and hw.gpus % server.gpu_slots:
-        loc = ("hardware", "gpus")
-        out.append(
-            Problem(
-                path=format_path(loc),
-                message=f"must be a multiple of {server.gpu_slots} (GPUs per {server.name})",
-                line=loaded.lines.line_of(loc),
             )
         )
     return out + _node_limit_problems(loaded, server.gpu_slots)
@@ -140,6 +134,8 @@ def check_references(loaded: LoadedSpec, catalog: Catalog) -> None:
         *_ethernet_problems(loaded, catalog),
         *_prices_problems(loaded),
     ]
+    if not problems:  # pins are checked against a model and hardware that exist
+        problems = [*precision_problems(loaded, catalog), *workload_problems(loaded, catalog)]
     if problems:
         noun = "problem" if len(problems) == 1 else "problems"
         raise PodplanError(f"spec is not valid ({len(problems)} {noun})", loaded.path, problems)

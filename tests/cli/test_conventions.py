@@ -98,14 +98,20 @@ def test_plan_lists_written_unchanged_and_removed_files(tmp_path: Path) -> None:
     assert sorted(Path(ln.removeprefix("wrote ")) for ln in written) == files
     assert first.out.splitlines()[-1] == f"{len(files)} written, 0 unchanged, 0 removed under {out}"
 
-    stale = out / "reports/slurm-lab/old-report.txt"
-    stale.write_text("from an older podplan", encoding="utf-8")
+    mine = out / "reports/slurm-lab/old-report.txt"  # the user's file: kept, never listed
+    mine.write_text("site notes", encoding="utf-8")
     again = podplan("plan", SPEC, "--out", str(out))
-    assert again.out.splitlines() == [
-        f"removed {stale}",
-        f"0 written, {len(files)} unchanged, 1 removed under {out}",
-    ]
-    assert not stale.exists()
+    assert again.out.splitlines() == [f"0 written, {len(files)} unchanged, 0 removed under {out}"]
+    assert mine.read_text(encoding="utf-8") == "site notes"
+
+    smaller = tmp_path / "lab.yaml"  # a file podplan wrote and no longer writes is removed
+    smaller.write_text(Path(SPEC).read_text(encoding="utf-8").replace("gpus: 24", "gpus: 16"),
+                       encoding="utf-8")
+    shrunk = podplan("plan", str(smaller), "--out", str(out))
+    gone = out / "inventories/slurm-lab/host_vars/gpu003.yml"
+    assert shrunk.code == 0 and f"removed {gone}" in shrunk.out.splitlines()
+    assert not gone.exists() and mine.exists()
+    podplan("plan", SPEC, "--out", str(out))
 
     verbose = podplan("plan", SPEC, "--out", str(out), "-v")
     assert sum(ln.startswith("unchanged ") for ln in verbose.out.splitlines()) == len(files)
@@ -126,3 +132,15 @@ def test_bash_completion_script_and_completions() -> None:
     env.update(_PODPLAN_COMPLETE="bash_complete", COMP_WORDS="podplan pl", COMP_CWORD="1")
     words = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     assert words.returncode == 0 and "plain,plan" in words.stdout
+
+
+def test_the_cli_imports_nothing_heavy_until_a_command_needs_it() -> None:
+    """``podplan --version`` must answer fast: importing the CLI loads no pydantic models,
+    catalog, matplotlib, Pulumi or YAML (measured by hyperfine in the README, not here)."""
+    probe = ("import sys, generator.cli; "
+             "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+             "('matplotlib', 'pulumi', 'pydantic', 'yaml', 'jinja2', 'numpy') or "
+             "m.startswith(('generator.catalog', 'generator.spec', 'generator.plan', "
+             "'generator.pipeline')))))")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == ""

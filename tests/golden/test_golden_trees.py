@@ -36,6 +36,7 @@ def test_rendering_is_deterministic(example: Path) -> None:
 def test_every_generated_file_starts_with_provenance() -> None:
     example = REPO / "examples" / "slurm-lab.yaml"
     for path, content in _rendered(example).items():
-        # Plain CSV carries its provenance in the first row's last columns, not a comment.
-        head = content[:400] if not path.endswith("bom.csv") else content.split("\n")[1]
+        # Plain CSV carries its provenance in every row's last two columns, not a comment.
+        plain_csv = path.endswith(".csv") and not content.startswith("#")
+        head = content.split("\n")[1] if plain_csv else content[:400]
         assert "podplan" in head and "slurm-lab.yaml" in head, f"{path} lacks the header"

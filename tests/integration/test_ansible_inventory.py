@@ -51,7 +51,7 @@ def group_hosts(inv: dict[str, Any], group: str) -> set[str]:
 def test_slurm_inventory_matches_plan(example: Path, tmp_path: Path) -> None:
     loaded = pipeline.load_checked(example.relative_to(REPO).as_posix())
     out = pipeline.outputs(loaded)
-    write_tree(tmp_path, out.files, out.owned_dirs)
+    write_tree(tmp_path, out.files)
     plan = pipeline.plan(loaded)
     inv = ansible_inventory(tmp_path / "inventories" / plan.name)
 

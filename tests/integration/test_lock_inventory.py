@@ -16,7 +16,7 @@ def _plan(spec: Path, out: Path, fresh: bool = False) -> dict[str, str]:
     """Plan ``spec`` into ``out`` (keeping its lock) and read ``ansible_host`` per host."""
     loaded = pipeline.load_checked(str(spec))
     done = pipeline.outputs(loaded, out_dir=out, fresh=fresh)
-    write_tree(out, done.files, done.owned_dirs)
+    write_tree(out, done.files)
     inv = ansible_inventory(out / "inventories" / "slurm-lab")
     return {h: v["ansible_host"] for h, v in inv["_meta"]["hostvars"].items()}
 

@@ -3,8 +3,8 @@ formulas, not whatever the catalog data says today."""
 
 from __future__ import annotations
 
-from generator.sizing.arch import Architecture
-from generator.sizing.hardware import Device, Node
+from generator.sizing.model.arch import Architecture
+from generator.sizing.model.hardware import Device, Node
 
 LLAMA2_7B = Architecture("Llama 2 7B", 32, 4096, 32, 32, 11008, True, 32000)
 LLAMA2_13B = Architecture("Llama 2 13B", 40, 5120, 40, 40, 13824, True, 32000)

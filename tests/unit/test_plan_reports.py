@@ -22,7 +22,7 @@ def _files(nodes: int, **sections: object) -> dict[str, OutFile]:
 
 
 def _rows(text: str) -> list[list[str]]:
-    return list(csv.reader(io.StringIO("".join(text.splitlines(keepends=True)[2:]))))
+    return list(csv.reader(io.StringIO(text)))
 
 
 def test_report_files_and_headers() -> None:
@@ -40,8 +40,9 @@ def test_report_files_and_headers() -> None:
     ]
     assert all(f.path.startswith("reports/bench-8/") for f in files.values())
     for name, f in files.items():
-        # bom.csv is plain CSV: provenance rides in its last columns, so read its first row
-        head = "\n".join(f.content.splitlines()[:2]) if name == "bom.csv" else f.content[:300]
+        # bom, cabling and racks CSV are plain CSV: provenance rides in their last columns
+        plain = name in ("bom.csv", "cabling.csv", "racks.csv")
+        head = "\n".join(f.content.splitlines()[:2]) if plain else f.content[:300]
         assert "podplan" in head and "examples/bench-8.yaml" in head, name
 
 
@@ -100,6 +101,11 @@ def test_cabling_and_racks_csv_cover_every_link_and_slot() -> None:
     assert cab[0][:3] == ["network", "a", "a_port"] and len(cab) - 1 == len(plan.links)
     racks = _rows(files["racks.csv"])
     assert len(racks) - 1 == sum(len(r.slots) for r in plan.racks)
+    for name in ("cabling.csv", "racks.csv"):  # plain CSV, bom.csv's provenance columns
+        rows = list(csv.DictReader(io.StringIO(files[name])))
+        assert list(rows[0])[-2:] == ["generated_by", "regenerate"]
+        assert {(r["generated_by"], r["regenerate"]) for r in rows} == {
+            (f"podplan from {plan.spec_file}", f"podplan plan {plan.spec_file}")}
     assert {row[3] for row in racks[1:]} >= {n.name for n in plan.nodes}
 
 

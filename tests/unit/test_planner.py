@@ -3,14 +3,16 @@ exception, and the search's monotonicity properties hold."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.sizing.efficiency import default_efficiency
-from generator.sizing.job import Job, Layout
-from generator.sizing.layouts import Pins, layouts
-from generator.sizing.planner import Searcher, plan, search_size
-from generator.sizing.steptime import step_time
+from generator.sizing.model.efficiency import default_efficiency
+from generator.sizing.model.job import Job, Layout
+from generator.sizing.training.layouts import Pins, layouts
+from generator.sizing.training.planner import Searcher, plan, search_size
+from generator.sizing.training.steptime import step_time
 from tests.unit.sizing_models import (
     H100,
     LLAMA2_7B,
@@ -134,3 +136,29 @@ def test_partial_recompute_only_as_much_as_memory_needs() -> None:
     pinned = search_size(j, 16, H100, XE9680_8NIC, EFF, Pins(tp=4, pp=4, recompute="full"))
     assert pinned.best is not None and pinned.best.layout.recompute_layers == 0
     assert pinned.best.step_s > free.step_s
+
+
+def test_fsdp_searches_tp_and_hsdp() -> None:
+    """ZeRO-3 stacks are searched with tensor parallelism and with HSDP shard groups of
+    whole nodes (the layouts torchtitan and fms-fsdp publish), not only FULL_SHARD at TP1."""
+    j = job(LLAMA2_70B, framework="fsdp", gbs=512)
+    seen = list(layouts(j, 256, XE9680_8NIC, Pins(), EFF))
+    assert {lay.tp for lay in seen} >= {1, 2, 4, 8}
+    shards = {(lay.tp, lay.shard) for lay in seen if lay.shard}
+    assert (1, 8) in shards and (1, 16) in shards and (8, 2) in shards
+    assert all(lay.dp % lay.shard == 0 and lay.dp // lay.shard >= 2 for lay in seen
+               if lay.shard)
+    assert not any(lay.pp > 1 for lay in seen)  # fsdp runs no pipeline parallelism
+
+
+def test_multi_node_fsdp_lora_gets_faster_with_nodes() -> None:
+    """The v1 defect: FSDP gathers saw one NIC per node, so adding nodes to a multi-node
+    FSDP LoRA job made it slower. Over all rails, time to train falls with every doubling."""
+    j = replace(job(LLAMA2_70B, kind="lora", framework="fsdp", gbs=512, steps=100),
+                adapter_params=2e8)
+    hours = []
+    for gpus in (16, 32, 64, 128):
+        best = search_size(j, gpus, H100, XE9680_8NIC, EFF, Pins(tp=1)).best
+        assert best is not None
+        hours.append(best.step_s * j.steps)
+    assert hours == sorted(hours, reverse=True)

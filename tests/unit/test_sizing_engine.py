@@ -110,3 +110,56 @@ def test_json_contract_and_table() -> None:
 def test_seed_shown_beside() -> None:
     t = size(spec(PRETRAIN), CATALOG).training[0]
     assert t.seed is not None and t.seed.gpus and t.seed.hours
+
+
+def test_no_silent_gpu_count_change() -> None:
+    """12 GPUs, GBS 64, a ZeRO-3 stack without pipelines: no layout uses all 12; the estimate
+    says what it planned instead and why."""
+    w = {"name": "ft", "kind": "lora", "model": "llama2-7b", "framework": "fsdp",
+         "global_batch_size": 64, "steps": 100}
+    r = size(spec(w, gpus=12), CATALOG)
+    t = r.training[0]
+    assert t.gpus == 8 and r.gpus == 12
+    assert "no layout uses all 12 GPUs" in t.notes[0] and "planned on 8 of them" in t.notes[0]
+
+
+def test_json_time_keys_keep_three_significant_figures() -> None:
+    """A few-minute LoRA run: time_hours is compute (>= 3 significant figures), the wall-clock
+    adds evaluation, checkpoints and failures, and every estimate carries its band."""
+    w = {"name": "ft", "kind": "lora", "model": "llama2-7b", "steps": 20,
+         "evaluation": {"every_samples": 640, "samples": 256}}
+    doc = size(spec(w, gpus=8), CATALOG).to_json()["workloads"][0]
+    hours = doc["time_hours"]
+    assert 0 < hours < 0.5 and len(f"{hours:.6g}".lstrip("0.").replace(".", "")) >= 3
+    parts = doc["time_breakdown_hours"]
+    assert set(parts) == {"compute", "evaluation", "checkpoint", "failures"}
+    assert parts["compute"] == hours and parts["evaluation"] > 0
+    assert doc["wall_clock_hours"] >= hours
+    assert set(doc["uncertainty_pct"]) == {"low", "high", "similar_measurements"}
+    assert doc["uncertainty_pct"]["low"] < 0 < doc["uncertainty_pct"]["high"]
+    assert isinstance(doc["calibrated"], bool)
+
+
+def test_outside_calibration_says_so() -> None:
+    """Nothing calibrates DeepSpeed LoRA on an L40S: calibrated false, with a note."""
+    w = {"name": "ft", "kind": "lora", "model": "llama2-7b", "framework": "deepspeed",
+         "steps": 10}
+    r = size(Spec.model_validate({"name": "t", "workloads": [w], "hardware": {
+        "server": "r760xa", "gpu": "l40s-48gb", "gpus": 4}}), CATALOG)
+    t = r.training[0]
+    assert t.uncertainty is not None and not t.uncertainty.calibrated
+    assert any("outside every calibrated regime" in n for n in t.notes)
+    assert "outside calibration" in format_table(r)
+
+
+def test_fp8_on_a100_is_refused_by_the_engine_too() -> None:
+    """Callers that skip the spec check (the sweep's GPU variants) still get an error, not a
+    silent bf16 run."""
+    from generator.errors import PodplanError
+
+    w = {**PRETRAIN, "precision": "fp8"}
+    s = Spec.model_validate({"name": "t", "workloads": [w], "hardware": {
+        "server": "dgx-a100", "gpu": "a100-sxm-80gb"}})
+    with pytest.raises(PodplanError) as err:
+        size(s, CATALOG)
+    assert err.value.problems[0].path == "workloads.pre.precision"

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from generator.sizing.flops import (
+from generator.sizing.model.flops import (
     attention_flops,
     gpt_iteration_flops,
     hardware_flops,
     mfu,
     model_flops,
 )
-from generator.sizing.params import non_embedding_params
+from generator.sizing.model.params import non_embedding_params
 from tests.unit.sizing_models import GPT3_175B, GPT_22B, LLAMA2_7B, LLAMA2_70B, LLAMA3_8B
 
 

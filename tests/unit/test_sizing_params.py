@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from generator.catalog.models import ModelArchitecture
-from generator.sizing.arch import from_catalog, from_inline
-from generator.sizing.params import (
+from generator.sizing.model.arch import from_catalog, from_inline
+from generator.sizing.model.params import (
     active_params,
     kv_bytes_per_token,
     lora_adapter_params,

@@ -24,7 +24,7 @@ def test_defaults_fill_a_minimal_spec() -> None:
     w = s.workloads[0]
     assert isinstance(w, TrainingWorkload)
     assert (w.sequence_length, w.global_batch_size, w.micro_batch_size) == (4096, 128, None)
-    assert s.hardware.server == "xe9680" and s.hardware.east_west_nics_per_node == 8
+    assert s.hardware.server == "xe9680" and s.hardware.east_west_nics_per_node is None
     assert [c.value for c in s.provisioning.clouds] == ["aws", "gcp", "azure"]
     assert s.provisioning.scheduler.value == "slurm"
 

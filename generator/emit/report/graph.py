@@ -285,6 +285,12 @@ def _pairs(links: list[Link], devices: dict[str, _Device]) -> list[TierPair]:
     ]
 
 
+def _outside_device(name: str) -> _Device:
+    """A cable end that is not in this plan's BOM, e.g. the site's own network ("site-network"):
+    drawn above the switches that uplink to it, under its own name, as supplied by the site."""
+    return _Device(1, name.replace("-", " "), None, "site-supplied")
+
+
 def network_view(plan: ClusterPlan, network: str, links: list[Link],
                  base: dict[str, _Device] | None = None) -> NetworkView:
     """Group one network's devices and count its links per drawn box pair.
@@ -294,7 +300,7 @@ def network_view(plan: ClusterPlan, network: str, links: list[Link],
     devices = _devices(plan, network, base if base is not None else endpoint_devices(plan))
     ends = {n for link in links for n in (link.a, link.b)}
     for name in ends - devices.keys():  # a device only the cabling knows about is still drawn
-        devices[name] = _Device(0, "other devices", None, "device")
+        devices[name] = _outside_device(name)
     own = [s.name for s in plan.switches if s.network == network]
     adj = _neighbours(links, {s.name for s in plan.switches
                               if s.network == network and s.su is None})

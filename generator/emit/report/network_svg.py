@@ -130,13 +130,20 @@ def _same_row(pos: dict[int, tuple[float, float, float]], a: int, b: int, n: int
     return line, text((x1 + x2) / 2, y + BOX_H + 12, f"{n:,}", "lc", "middle")
 
 
+def _row_name(view: NetworkView, row: int) -> str:
+    """Tier names; the site uplink network's upper row is the site's own network."""
+    if view.network == "site" and row == 1:
+        return "site"
+    return ROW_NAME.get(row, f"tier {row}")
+
+
 def draw_network(view: NetworkView, key: str, title: str, desc: str) -> str:
     """The network drawing as inline SVG."""
     pos, rows, height = _layout(view)
     parts = [_bundle_lines(view, pos)]
     for r_index, row in enumerate(rows):
         y = 10 + r_index * (BOX_H + ROW_GAP) + BOX_H / 2 + 4
-        parts.append(text(4, y, ROW_NAME.get(row, f"tier {row}"), "rn"))
+        parts.append(text(4, y, _row_name(view, row), "rn"))
     for i, box in enumerate(view.boxes):
         x, y, w = pos[i]
         parts.append(_box(box, x, y, w, view.inner.get(i, 0)))

@@ -185,7 +185,8 @@ class _Reader:
                     allowed=allowed,
                     hint=(
                         "podplan writes this file; restore it from git (git checkout -- "
-                        f"{self.path}), or plan with --fresh to number every device afresh"
+                        f"{self.path}), or plan with --fresh --force to number every device "
+                        "afresh and replace it"
                     ),
                 )
             ],

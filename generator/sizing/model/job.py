@@ -19,9 +19,17 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from generator.sizing.arch import Architecture
-from generator.sizing.efficiency import Peft
-from generator.sizing.params import lora_adapter_params, ptuning_params
+from generator.sizing.model.arch import Architecture
+from generator.sizing.model.efficiency import Peft
+from generator.sizing.model.params import lora_adapter_params, ptuning_params
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """Forward-only evaluation passes: ``samples`` every ``every_samples`` training samples."""
+
+    every_samples: int
+    samples: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +50,7 @@ class Job:
     """Tokens added to every sequence (P-tuning's virtual tokens)."""
     adapter_params: float = 0.0
     """Trainable parameters of LoRA adapters or the P-tuning prompt encoder."""
+    evaluation: Evaluation | None = None
 
     @property
     def frozen_base(self) -> bool:
@@ -61,10 +70,25 @@ class Layout(NamedTuple):
     recompute_layers: int = 0
     """With ``recompute == "full"``: how many of each stage's layers are recomputed
     (Megatron's ``recompute_num_layers``); 0 means all of them."""
+    shard: int = 0
+    """ZeRO-3/FSDP: ranks one copy of the states is sharded over (HSDP: a divisor of dp,
+    the rest replicate); 0 means all of dp (FULL_SHARD)."""
+    ep: int = 1
+    """Expert parallelism (MoE); 1 for dense models. Carved out of dp, as Megatron does."""
 
     @property
     def gpus(self) -> int:
         return self.tp * self.pp * self.dp * self.cp
+
+    @property
+    def shard_ranks(self) -> int:
+        """Ranks a ZeRO-3 copy of the states is sharded over."""
+        return self.shard or self.dp
+
+    @property
+    def replicas(self) -> int:
+        """HSDP replica groups (1 for FULL_SHARD)."""
+        return self.dp // self.shard_ranks
 
     def stage_layers(self, layers: int) -> int:
         """Layers on the busiest stage: ceil(L/p)."""

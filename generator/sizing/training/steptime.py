@@ -18,12 +18,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from generator.sizing import comm
-from generator.sizing.efficiency import Efficiency, Framework
-from generator.sizing.flops import TokenFlops, hardware_flops
-from generator.sizing.hardware import Device, Node
-from generator.sizing.job import Job, Layout, sequence_tokens
-from generator.sizing.memory import stage_params
+from generator.sizing.model.efficiency import Efficiency, Framework
+from generator.sizing.model.flops import TokenFlops, hardware_flops
+from generator.sizing.model.hardware import Device, Node
+from generator.sizing.model.job import Job, Layout, sequence_tokens
+from generator.sizing.training import comm
+from generator.sizing.training.memory import stage_params
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +90,16 @@ def gemm_efficiency(job: Job, lay: Layout, device: Device, eff: Efficiency) -> f
 
 
 def fp8_gain(job: Job, device: Device, eff: Efficiency) -> float:
-    """GEMM speed-up of fp8 over bf16 (none on GPUs without fp8 tensor cores)."""
-    if job.precision != "fp8":
+    """GEMM speed-up of fp8 over bf16 (the spec refuses fp8 on GPUs without it)."""
+    if job.precision != "fp8" or device.fp8_flops is None:
         return 1.0
     return min(eff.compute.fp8_speedup, device.fp8_flops / device.bf16_flops)
+
+
+def attention_factor(job: Job, device: Device, eff: Efficiency) -> float:
+    """The attention core's speed relative to the GEMMs (FlashAttention 2 on Hopper lags)."""
+    kernel = eff.framework(job.framework).attention_kernel
+    return eff.compute.attention_factor(kernel, device.architecture)
 
 
 def token_flops(job: Job, lay: Layout) -> TokenFlops:
@@ -107,7 +113,8 @@ def compute_time(job: Job, lay: Layout, device: Device, eff: Efficiency) -> floa
     """GPU time of one micro-batch's math on one GPU of the busiest stage (ceil(L/p) layers)."""
     flops = token_flops(job, lay)
     tokens = lay.mbs * sequence_tokens(job, lay.mbs)
-    work = (flops.gemm / fp8_gain(job, device, eff) + flops.attention) * tokens
+    work = (flops.gemm / fp8_gain(job, device, eff)
+            + flops.attention / attention_factor(job, device, eff)) * tokens
     layers = job.arch.layers
     imbalance = math.ceil(layers / lay.pp) * lay.pp / layers
     per_gpu = work * imbalance / (lay.tp * lay.pp * lay.cp)
@@ -122,6 +129,12 @@ def launch_time(job: Job, lay: Layout, eff: Efficiency) -> float:
     return eff.compute.layer_overhead_s * layers * factor
 
 
+def _zero3_exposed(moved: float, busy: float, fw: Framework) -> float:
+    """ZeRO-3 gathers run behind the previous layer's compute: what exceeds the compute is
+    exposed in full, the rest by the stack's measured share."""
+    return max(moved - busy, 0.0) + fw.dp_exposed * min(moved, busy)
+
+
 def microbatch_time(
     job: Job, lay: Layout, device: Device, node: Node, eff: Efficiency
 ) -> MicrobatchTime:
@@ -130,17 +143,44 @@ def microbatch_time(
     gpu = compute_time(job, lay, device, eff)
     busy = max(gpu, launch_time(job, lay, eff))
     zero3 = 0.0
-    if fw.sharding == "zero3":
-        moved = comm.zero3_microbatch_time(job, lay, stage_params(job, 1, 1), node, device, eff)
-        zero3 = max(moved - busy, 0.0) + fw.dp_exposed * min(moved, busy)
+    if fw.shards_per_layer(lay.pp):
+        psi = stage_params(job, lay.tp, lay.pp)
+        moved = comm.zero3_time(job, lay, psi, fw.grad_bytes, node, device, eff,
+                                pieces=fw.gathers_per_layer)
+        zero3 = _zero3_exposed(moved, busy, fw)
     return MicrobatchTime(
         compute=busy,
-        tp=fw.tp_exposed * comm.tp_time(job, lay, device, eff),
+        tp=fw.tp_exposed * comm.tp_time(job, lay, node, device, eff),
         cp=fw.cp_exposed * comm.cp_time(job, lay, node, device, eff),
         pp=fw.pp_exposed * comm.pp_time(job, lay, node, device, eff),
         overhead=fw.microbatch_overhead_s,
         zero3=zero3,
     )
+
+
+def forward_time(job: Job, lay: Layout, device: Device, node: Node, eff: Efficiency) -> float:
+    """One forward-only micro-batch on one stage (evaluation): the model's forward FLOPs
+    (a third of training's weight GEMMs and attention, no recompute), the forward half of
+    TP/PP traffic and, under ZeRO-3, one gather per layer."""
+    fw = eff.framework(job.framework)
+    seq = sequence_tokens(job, lay.mbs)
+    flops = hardware_flops(job.arch, "pretrain", seq, "none", job.adapter_params)
+    tokens = lay.mbs * seq
+    work = (flops.gemm / fp8_gain(job, device, eff)
+            + flops.attention / attention_factor(job, device, eff)) * tokens / 3.0
+    layers = job.arch.layers
+    imbalance = math.ceil(layers / lay.pp) * lay.pp / layers
+    gpu = work * imbalance / (lay.tp * lay.pp * lay.cp)
+    gpu /= device.bf16_flops * gemm_efficiency(job, lay, device, eff)
+    busy = max(gpu, launch_time(job, lay._replace(recompute="none"), eff) / 3.0)
+    exposed = (fw.tp_exposed * comm.tp_time(job, lay, node, device, eff, forward_only=True)
+               + fw.pp_exposed * comm.pp_time(job, lay, node, device, eff, forward_only=True))
+    if fw.shards_per_layer(lay.pp):
+        psi = stage_params(job, lay.tp, lay.pp)
+        moved = comm.zero3_time(job, lay, psi, fw.grad_bytes, node, device, eff,
+                                forward_only=True, pieces=fw.gathers_per_layer)
+        exposed += _zero3_exposed(moved, busy, fw)
+    return busy + exposed + fw.microbatch_overhead_s
 
 
 def optimizer_time(job: Job, lay: Layout, device: Device, eff: Efficiency) -> float:
@@ -149,18 +189,21 @@ def optimizer_time(job: Job, lay: Layout, device: Device, eff: Efficiency) -> fl
     if job.frozen_base:
         shard = job.adapter_params / (lay.tp * lay.pp)
     else:
-        shards = lay.dp if fw.sharding == "zero3" else lay.dp * lay.cp
+        shards = lay.shard_ranks * lay.cp if fw.sharding == "zero3" else lay.dp * lay.cp
         shard = stage_params(job, lay.tp, lay.pp) / shards
     o = eff.optimizer
     return shard * o.bytes_touched_per_param / (device.hbm_bytes_per_s * o.hbm_efficiency)
 
 
 def dp_comm_time(job: Job, lay: Layout, device: Device, node: Node, eff: Efficiency) -> float:
-    """The once-per-step DP reduction (the distributed optimizer's; ZeRO-3 pays per micro-batch)."""
+    """The once-per-step DP reduction (the distributed optimizer's, and ZeRO-3's under
+    pipeline parallelism); ZeRO-3 without it pays per micro-batch instead."""
     fw = eff.framework(job.framework)
-    if fw.sharding != "distributed":
+    if fw.shards_per_layer(lay.pp):
         return 0.0
     psi = stage_params(job, lay.tp, lay.pp)
+    if fw.sharding == "zero3" and lay.replicas > 1:
+        return comm.hsdp_step_time(job, lay, psi, fw.grad_bytes, node, device, eff)
     return comm.dp_step_time(job, lay, psi, fw.grad_bytes, node, device, eff)
 
 

@@ -1,8 +1,12 @@
 """Which parallel layouts exist for a job on a GPU count, and which the user pinned.
 
-Pure enumeration, no memory or time: tp (1, 2, 4, 8, at most a node, dividing the heads),
-cp (only for long sequences), pp (any count that splits what tp*cp leaves), dp (the rest,
-dividing the global batch), micro-batch, interleaving vp and recompute level.
+Pure enumeration, no memory or time. What is searched depends on the stack's profile
+(``Framework.parallelism``): tp (1, 2, 4, 8, at most a node, dividing the heads), cp (only
+for long sequences), pp (any count that splits what tp*cp leaves), dp (the rest, dividing
+the global batch), the HSDP shard group of ZeRO-3 stacks (whole nodes, 1, 2, 4 ... of them,
+or all of dp), micro-batch, interleaving vp, and the recompute levels the stack offers.
+A pin is honoured even where the profile would not search the dimension; the spec checks
+pins against the stack before sizing starts.
 """
 
 from __future__ import annotations
@@ -12,15 +16,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from generator.sizing.efficiency import Efficiency
-from generator.sizing.hardware import Node
-from generator.sizing.job import Job, Layout
+from generator.sizing.model.efficiency import Efficiency, Framework
+from generator.sizing.model.hardware import Node
+from generator.sizing.model.job import Job, Layout
 
 TP_CHOICES = (1, 2, 4, 8)
 MBS_CHOICES = (1, 2, 4, 8, 16)
 CP_CHOICES = (1, 2, 4, 8, 16, 32)
 CP_MIN_TOKENS = 4096
 """Context parallelism is only worth its ring exchange when each chunk stays this long."""
+
 
 @dataclass(frozen=True, slots=True)
 class Pins:
@@ -33,6 +38,11 @@ class Pins:
     vp: int | None = None
     mbs: int | None = None
     recompute: str | None = None
+    shard: int | None = None
+    """ZeRO-3 shard group (HSDP); 0 = FULL_SHARD; None = search."""
+    recompute_layers: int | None = None
+    """With recompute "full": layers per stage recomputed (None: all, or the fewest that
+    fit when recompute is searched)."""
 
 
 @lru_cache(maxsize=4096)
@@ -42,42 +52,60 @@ def divisors(n: int) -> list[int]:
     return sorted({*small, *(n // d for d in small)})
 
 
-def tp_choices(job: Job, node: Node, pins: Pins, zero3: bool) -> Iterable[int]:
+def tp_choices(job: Job, node: Node, pins: Pins, fw: Framework) -> Iterable[int]:
     if pins.tp is not None:
         return (pins.tp,)
-    if zero3:
+    if not fw.runs("tp"):
         return (1,)
     return [t for t in TP_CHOICES if t <= node.gpus and job.arch.heads % t == 0]
 
 
-def cp_choices(job: Job, pins: Pins, zero3: bool) -> Iterable[int]:
+def cp_choices(job: Job, pins: Pins, fw: Framework) -> Iterable[int]:
     if pins.cp is not None:
         return (pins.cp,)
-    if zero3:
+    if not fw.runs("cp"):
         return (1,)
     return [c for c in CP_CHOICES if c == 1 or job.seq_len / c >= CP_MIN_TOKENS]
 
 
-def pp_choices(job: Job, rest: int, pins: Pins, zero3: bool) -> Iterable[int]:
+def pp_choices(job: Job, rest: int, pins: Pins, fw: Framework) -> Iterable[int]:
     """Stages that split the ``rest`` GPUs left after tp*cp evenly; uneven layer splits are
     allowed (the busiest stage holds ceil(L/p) layers and sets the pace)."""
     if pins.pp is not None:
         return (pins.pp,)
-    if zero3:
+    if not fw.runs("pp"):
         return (1,)
     return [p for p in divisors(rest) if p <= job.arch.layers]
 
 
-def vp_choices(job: Job, pp: int, m: int, pins: Pins) -> Sequence[int]:
+def vp_choices(job: Job, pp: int, m: int, pins: Pins, fw: Framework) -> Sequence[int]:
     """Virtual stages: divisors of the busiest stage's ceil(L/p) layers (uneven pipelines
     interleave too, as Llama 3.1 405B's 126 layers on PP16 do); Megatron needs m % p == 0."""
     if pp == 1:
         return (1,)
     if pins.vp is not None:
         return (pins.vp,)
-    if m % pp:
+    if m % pp or not fw.runs("vp"):
         return (1,)
     return divisors(-(-job.arch.layers // pp))
+
+
+def shard_choices(tp: int, cp: int, dp: int, node: Node, pins: Pins, fw: Framework) -> list[int]:
+    """ZeRO-3 shard groups: 0 (all of dp, FULL_SHARD), and for stacks that run HSDP shard
+    groups of 1, 2, 4 ... whole nodes (at least two ranks) that leave two replicas or more."""
+    if fw.sharding != "zero3":
+        return [0]
+    if pins.shard is not None:
+        return [0 if pins.shard in (0, dp) else pins.shard]
+    out = [0]
+    if not fw.runs("hsdp"):
+        return out
+    s = max(2, node.gpus // (tp * cp))
+    while s * 2 <= dp:
+        if dp % s == 0:
+            out.append(s)
+        s *= 2
+    return out
 
 
 def mbs_choices(job: Job, dp: int, pins: Pins) -> Iterable[int]:
@@ -86,23 +114,27 @@ def mbs_choices(job: Job, dp: int, pins: Pins) -> Iterable[int]:
     return [b for b in MBS_CHOICES if job.global_batch % (dp * b) == 0]
 
 
-def recompute_choices(pins: Pins, eff: Efficiency) -> tuple[str, ...]:
-    """Selective recompute only saves memory without FlashAttention, so it is searched then."""
+def recompute_choices(pins: Pins, fw: Framework) -> tuple[str, ...]:
+    """The stack's recompute levels, lightest first. Selective recompute only saves memory
+    without fused attention (FlashAttention already recomputes the scores), so a stack with
+    it does not search selective."""
     if pins.recompute is not None:
         return (pins.recompute,)
-    return ("none", "full") if eff.memory.flash_attention else ("none", "selective", "full")
+    if fw.fused_attention:
+        return tuple(r for r in fw.recompute if r != "selective")
+    return fw.recompute
 
 
 def frames(
     job: Job, gpus: int, node: Node, pins: Pins, eff: Efficiency, rejected: Counter[str]
 ) -> Iterator[tuple[int, int, int, int]]:
     """(tp, cp, pp, dp) using exactly ``gpus`` GPUs, counting the combinations that cannot."""
-    zero3 = eff.framework(job.framework).sharding == "zero3"
-    for tp in tp_choices(job, node, pins, zero3):
-        for cp in cp_choices(job, pins, zero3):
+    fw = eff.framework(job.framework)
+    for tp in tp_choices(job, node, pins, fw):
+        for cp in cp_choices(job, pins, fw):
             if gpus % (tp * cp):
                 continue
-            for pp in pp_choices(job, gpus // (tp * cp), pins, zero3):
+            for pp in pp_choices(job, gpus // (tp * cp), pins, fw):
                 model = tp * cp * pp
                 if gpus % model:
                     continue
@@ -117,9 +149,11 @@ def frames(
 
 def layouts(job: Job, gpus: int, node: Node, pins: Pins, eff: Efficiency) -> Iterator[Layout]:
     """Every structurally valid layout on exactly ``gpus`` GPUs (no memory check)."""
+    fw = eff.framework(job.framework)
     for tp, cp, pp, dp in frames(job, gpus, node, pins, eff, Counter()):
-        for mbs in mbs_choices(job, dp, pins):
-            m = max(1, job.global_batch // (dp * mbs))
-            for vp in vp_choices(job, pp, m, pins):
-                for rc in recompute_choices(pins, eff):
-                    yield Layout(tp, pp, dp, cp, vp, mbs, rc)
+        for shard in shard_choices(tp, cp, dp, node, pins, fw):
+            for mbs in mbs_choices(job, dp, pins):
+                m = max(1, job.global_batch // (dp * mbs))
+                for vp in vp_choices(job, pp, m, pins, fw):
+                    for rc in recompute_choices(pins, fw):
+                        yield Layout(tp, pp, dp, cp, vp, mbs, rc, shard=shard)

@@ -6,21 +6,25 @@ embedding or output matrix on the first/last stage, both when p = 1):
 * ``distributed`` (NeMo, Megatron): Megatron's distributed optimizer, the ZeRO-1 of these
   stacks: bf16 weights 2 + fp32 main gradients 4 + (fp32 master 4 + Adam m 4 + v 4) / (d*c)
   = 6 + 12/(d*c). This is the default of every published NeMo/Megatron recipe.
-* ``zero3`` (FSDP FULL_SHARD, DeepSpeed ZeRO-3): everything sharded over d, 2 + 2 + 12 = 16/d
-  bytes/param, plus the layers gathered at once (current + prefetched) in bf16 with their
+* ``zero3`` (FSDP FULL_SHARD, DeepSpeed ZeRO-3): everything sharded over d, 2 + g + 12 bytes
+  per param / d, plus the layers gathered at once (current + prefetched) in bf16 with their
   gradients.
 * LoRA / P-tuning: the base is frozen bf16 (2 bytes, sharded only by ZeRO-3) with no
   gradients or optimizer state; the adapters carry 2 + 4 + 12 = 18 bytes/param.
 
 **Activations** per layer per micro-batch (Korthikanti et al. 2022, generalised by Megatron's
-``theoretical_memory_usage``): s*b*h*(18 + 4f/h)/t bytes with sequence parallelism (34 sbh/t
-for f = 4h); without FlashAttention the attention scores add 5*a*s^2*b/t unless recomputed.
-Full recompute keeps only each layer's input (2sbh/t) plus one layer's working set (for
-k of a stage's layers only, when partial: Megatron's recompute_num_layers). With
-1F1B the first stage holds min(p, m) micro-batches in flight, times 1 + (p-1)/(p*v) when
-interleaved; the last stage holds one plus the fp32 logits, 4*s*b*(h + V)/t. Context
-parallelism divides s by c. LoRA keeps the inputs of every adapted linear layer, so its
-activations are counted like full fine-tuning (conservative by design).
+``theoretical_memory_usage``): with sequence parallelism s*b*h*(18 + 4f/h)/t bytes (34 sbh/t
+for f = 4h); without it the layer norms' and dropouts' 10 sbh are replicated on every TP
+rank: s*b*h*(10 + (8 + 4f/h)/t). Stacks without fused attention add the 5*a*s^2*b/t scores
+unless recomputed. Full recompute keeps only each layer's input (2sbh/t) plus one layer's
+working set (for k of a stage's layers only, when partial: Megatron's recompute_num_layers;
+FSDP/HF checkpoint whole blocks, all of them). With 1F1B the first stage holds min(p, m)
+micro-batches in flight, times 1 + (p-1)/(p*v) when interleaved; the last stage holds one
+plus the fp32 logits, 4*s*b*(h + V)/t. Context parallelism divides s by c. LoRA keeps the
+inputs of every adapted linear layer, so its activations are counted like full fine-tuning
+(conservative by design).
+
+**HSDP** shards ZeRO-3 states over the ``shard`` ranks of a replica instead of all of d.
 """
 
 from __future__ import annotations
@@ -28,9 +32,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from generator.sizing.efficiency import Efficiency, Framework
-from generator.sizing.job import Job, Layout, sequence_tokens
-from generator.sizing.params import layer_params
+from generator.sizing.model.efficiency import Efficiency, Framework
+from generator.sizing.model.job import Job, Layout, sequence_tokens
+from generator.sizing.model.params import layer_params
 
 GIB = float(2**30)
 
@@ -68,10 +72,15 @@ def stage_params(job: Job, tp: int, pp: int) -> float:
 def layer_activation_bytes(job: Job, lay: Layout, eff: Efficiency) -> float:
     """One layer's stored activations for one micro-batch, without recompute."""
     arch = job.arch
+    fw = eff.framework(job.framework)
     seq = sequence_tokens(job, lay.mbs) / lay.cp
     sbh = seq * lay.mbs * arch.hidden
-    stored = sbh * (18.0 + 4.0 * arch.ffn / arch.hidden) / lay.tp
-    if not eff.memory.flash_attention and lay.recompute == "none":
+    split = 8.0 + 4.0 * arch.ffn / arch.hidden
+    if fw.sequence_parallel:
+        stored = sbh * (10.0 + split) / lay.tp
+    else:
+        stored = sbh * (10.0 + split / lay.tp)
+    if not fw.fused_attention and lay.recompute == "none":
         stored += 5.0 * arch.heads * seq * seq * lay.mbs / lay.tp
     return stored
 
@@ -85,7 +94,9 @@ def activation_bytes(job: Job, lay: Layout, eff: Efficiency) -> float:
     in_flight = min(lay.pp, lay.microbatches(job.global_batch))
     interleave = 1.0 + (lay.pp - 1) / (lay.pp * lay.vp) if lay.vp > 1 else 1.0
     if lay.recompute == "full":
-        kept = 2.0 * seq * lay.mbs * arch.hidden / lay.tp
+        kept = 2.0 * seq * lay.mbs * arch.hidden
+        if eff.framework(job.framework).sequence_parallel:
+            kept /= lay.tp
         redone = round(lay.recompute_fraction(arch.layers) * layers)
         stored = redone * kept + (layers - redone) * per_layer
         first = stored * in_flight * interleave + per_layer
@@ -104,14 +115,15 @@ def state_bytes(
 ) -> tuple[float, float, float]:
     """(weights, gradients, optimizer) bytes on the most loaded GPU."""
     psi = stage_params(job, lay.tp, lay.pp)
-    shards = lay.dp * lay.cp
+    shards = lay.shard_ranks * lay.cp if fw.sharding == "zero3" else lay.dp * lay.cp
     adapters = job.adapter_params / (lay.tp * lay.pp)
-    if fw.sharding == "zero3":
+    if fw.shards_per_layer(lay.pp):
         live = eff.memory.zero3_live_layers * layer_params(job.arch) / lay.tp
+        shard = lay.shard_ranks
         if job.frozen_base:
-            return 2.0 * (psi / lay.dp + live) + 2.0 * adapters, 4.0 * adapters, 12.0 * adapters
-        grads = fw.grad_bytes * psi / lay.dp + 2.0 * live
-        return 2.0 * (psi / lay.dp + live), grads, 12.0 * psi / lay.dp
+            return 2.0 * (psi / shard + live) + 2.0 * adapters, 4.0 * adapters, 12.0 * adapters
+        grads = fw.grad_bytes * psi / shard + 2.0 * live
+        return 2.0 * (psi / shard + live), grads, 12.0 * psi / shard
     if job.frozen_base:
         return 2.0 * psi + 2.0 * adapters, 4.0 * adapters, 12.0 * adapters
     return 2.0 * psi, fw.grad_bytes * psi, 12.0 * psi / shards

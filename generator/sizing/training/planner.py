@@ -12,20 +12,21 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from generator.sizing.efficiency import Efficiency
-from generator.sizing.hardware import Device, Node
-from generator.sizing.job import Job, Layout
-from generator.sizing.layouts import (
+from generator.sizing.model.efficiency import Efficiency
+from generator.sizing.model.hardware import Device, Node
+from generator.sizing.model.job import Job, Layout
+from generator.sizing.training.layouts import (
     Pins,
     frames,
     mbs_choices,
     recompute_choices,
+    shard_choices,
     vp_choices,
 )
-from generator.sizing.memory import (
+from generator.sizing.training.memory import (
     GIB,
     MemoryTerms,
     activation_bytes,
@@ -33,7 +34,7 @@ from generator.sizing.memory import (
     training_memory,
     usable_bytes,
 )
-from generator.sizing.steptime import (
+from generator.sizing.training.steptime import (
     MicrobatchTime,
     StepTime,
     assemble,
@@ -92,24 +93,27 @@ class Searcher:
 
     def __init__(self, job: Job, device: Device, node: Node, eff: Efficiency, pins: Pins) -> None:
         self.job, self.device, self.node, self.eff, self.pins = job, device, node, eff, pins
-        self.limit = usable_bytes(device.memory_bytes, eff)
-        self.recomputes = recompute_choices(pins, eff)
-        self.partial = pins.recompute is None
-        """Unpinned full recompute may cover only some layers (pinned "full" means all)."""
-        self.cache_mb = eff.framework(job.framework).sharding != "zero3"
         self.fw = eff.framework(job.framework)
+        self.limit = usable_bytes(device.memory_bytes, eff)
+        self.recomputes = recompute_choices(pins, self.fw)
+        self.partial = pins.recompute is None and self.fw.partial_recompute
+        """Unpinned full recompute may cover only some layers (pinned "full" means all)."""
+        self.cache_mb = self.fw.sharding != "zero3"
+        """ZeRO-3 traffic per micro-batch depends on dp: not cached."""
         self.overhead = eff.memory.overhead_gib * GIB
         self._mb: dict[tuple[object, ...], MicrobatchTime] = {}
         self._act: dict[tuple[object, ...], float] = {}
-        self._states: dict[tuple[int, int, int, int], tuple[float, float, float]] = {}
-        self._per_step: dict[tuple[int, int, int, int], tuple[float, float]] = {}
+        self._states: dict[tuple[int, ...], tuple[float, float, float]] = {}
+        self._per_step: dict[tuple[int, ...], tuple[float, float]] = {}
 
-    def states(self, tp: int, pp: int, cp: int, dp: int) -> tuple[float, float, float]:
+    def states(
+        self, tp: int, pp: int, cp: int, dp: int, shard: int = 0
+    ) -> tuple[float, float, float]:
         """(weights, gradients, optimizer) bytes: the same for every b, vp and recompute."""
-        key = (tp, pp, cp, dp)
+        key = (tp, pp, cp, dp, shard)
         got = self._states.get(key)
         if got is None:
-            lay = Layout(tp, pp, dp, cp, 1, 1, "none")
+            lay = Layout(tp, pp, dp, cp, 1, 1, "none", shard=shard)
             got = self._states[key] = state_bytes(self.job, lay, self.fw, self.eff)
         return got
 
@@ -128,7 +132,7 @@ class Searcher:
         job, pins = self.job, self.pins
         mbs = min(mbs_choices(job, dp, pins))
         m = max(1, job.global_batch // (dp * mbs))
-        return len(vp_choices(job, pp, m, pins)) * len(self.recomputes)
+        return len(vp_choices(job, pp, m, pins, self.fw)) * len(self.recomputes)
 
     def fewest_recomputed(self, lay: Layout, base: float, m: int) -> Layout:
         """Recompute only as many of each stage's layers as memory requires (bisection:
@@ -144,17 +148,20 @@ class Searcher:
             recompute_layers=lo)
 
     def memory(self, lay: Layout) -> MemoryTerms:
-        w, g, o = self.states(lay.tp, lay.pp, lay.cp, lay.dp)
+        w, g, o = self.states(lay.tp, lay.pp, lay.cp, lay.dp, lay.shard)
         return MemoryTerms(w, g, o, self.activations(lay), self.overhead)
 
     def step(self, lay: Layout) -> StepTime:
-        key = (*lay[:2], *lay[3:])
+        # A micro-batch does not depend on dp, except through where pipeline peers sit
+        # (t*c*d ranks apart: on one node or not), which the key carries.
+        stride = min(lay.tp * lay.cp * lay.dp, self.node.gpus)
+        key = (*lay[:2], *lay[3:], stride)
         mb = self._mb.get(key) if self.cache_mb else None
         if mb is None:
             mb = microbatch_time(self.job, lay, self.device, self.node, self.eff)
             if self.cache_mb:
                 self._mb[key] = mb
-        frame = (lay.tp, lay.pp, lay.cp, lay.dp)
+        frame = (lay.tp, lay.pp, lay.cp, lay.dp, lay.shard)
         per_step = self._per_step.get(frame)
         if per_step is None:
             per_step = self._per_step[frame] = (
@@ -190,16 +197,22 @@ class Searcher:
 
     def scan_frame(self, scan: _Scan, tp: int, cp: int, pp: int, dp: int) -> None:
         """Every micro-batch, interleaving and recompute variant of one (tp, cp, pp, dp)."""
+        for shard in shard_choices(tp, cp, dp, self.node, self.pins, self.fw):
+            self.scan_shard(scan, tp, cp, pp, dp, shard)
+
+    def scan_shard(self, scan: _Scan, tp: int, cp: int, pp: int, dp: int, shard: int) -> None:
+        """The variants of one frame with one ZeRO-3 shard group (0 = all of dp)."""
         job, pins = self.job, self.pins
-        base = sum(self.states(tp, pp, cp, dp)) + self.overhead
+        base = sum(self.states(tp, pp, cp, dp, shard)) + self.overhead
         if base > self.limit:  # weights and optimizer alone overflow: skip the variants
             scan.too_big += self.variants(pp, dp)
-            scan.note_tight(base, Layout(tp, pp, dp, cp, 1, 1, self.recomputes[-1]))
+            scan.note_tight(base, Layout(tp, pp, dp, cp, 1, 1, self.recomputes[-1], shard=shard))
             return
         for mbs in mbs_choices(job, dp, pins):
             m = max(1, job.global_batch // (dp * mbs))
-            fits = [self.lightest(scan, base, Layout(tp, pp, dp, cp, vp, mbs, "none"), m)
-                    for vp in vp_choices(job, pp, m, pins)]
+            fits = [self.lightest(scan, base, Layout(tp, pp, dp, cp, vp, mbs, "none",
+                                                     shard=shard), m)
+                    for vp in vp_choices(job, pp, m, pins, self.fw)]
             if not any(fits):
                 return
 
@@ -207,6 +220,8 @@ class Searcher:
         """Add the lightest recompute level that fits (if any); say whether one did."""
         for rc in self.recomputes:
             lay = lay._replace(recompute=rc)
+            if rc == "full" and self.pins.recompute_layers:
+                lay = lay._replace(recompute_layers=self.pins.recompute_layers)
             total = base + self.activations(lay, m)
             if total > self.limit:
                 scan.too_big += 1
@@ -268,12 +283,19 @@ class Plan:
     notes: list[str] = field(default_factory=list)
 
 
+Duration = Callable[[Evaluated], float]
+"""Seconds a job takes on an evaluated layout (wall-clock: compute, evaluation, checkpoints
+and failures); the deadline is judged on it."""
+
+
 def plan(
     job: Job, sizes: Iterable[int], device: Device, node: Node, eff: Efficiency,
     pins: Pins | None = None, deadline_s: float | None = None,
+    duration: Duration | None = None,
 ) -> Plan:
     """Pick the GPU count and layout (see the module docstring for the rule)."""
     pins = pins or Pins()
+    seconds_of = duration or (lambda e: e.step_s * job.steps)
     fastest: tuple[float, SizeResult] | None = None
     last: SizeResult | None = None
     searcher = Searcher(job, device, node, eff, pins)
@@ -283,15 +305,15 @@ def plan(
             continue
         if deadline_s is None:
             return Plan(res, True, None)
-        seconds = res.best.step_s * job.steps
+        seconds = seconds_of(res.best)
         if seconds <= deadline_s:
             return Plan(res, True, True)
         if fastest is None or seconds < fastest[0]:
             fastest = (seconds, res)
     if fastest is not None and deadline_s is not None:
         seconds, res = fastest
-        note = (f"no size meets the {deadline_s / 3600:.1f} h deadline; the fastest found is "
-                f"{res.gpus} GPUs at {seconds / 3600:.1f} h")
+        note = (f"no size meets the {deadline_s / 3600:.3g} h deadline; the fastest found is "
+                f"{res.gpus} GPUs at {seconds / 3600:.3g} h wall-clock")
         return Plan(res, True, False, [note])
     if last is None:
         raise ValueError("plan() needs at least one candidate size")

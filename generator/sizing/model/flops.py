@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.sizing.arch import Architecture
-from generator.sizing.params import non_embedding_params
+from generator.sizing.model.arch import Architecture
+from generator.sizing.model.params import non_embedding_params
 
 KAPPA = 12.0
 """Attention-core FLOPs per token per layer per unit (s * a * d_h), forward + backward."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from generator.sizing.arch import Architecture
+from generator.sizing.model.arch import Architecture
 
 
 def attention_params(arch: Architecture) -> int:

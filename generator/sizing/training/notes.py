@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from generator.sizing.efficiency import Efficiency
-from generator.sizing.hardware import Device, Node
-from generator.sizing.job import Job, Layout
-from generator.sizing.layouts import Pins
-from generator.sizing.memory import GIB, usable_bytes
-from generator.sizing.planner import Evaluated, Plan, search_size
+from generator.sizing.model.efficiency import Efficiency
+from generator.sizing.model.hardware import Device, Node
+from generator.sizing.model.job import Job, Layout
+from generator.sizing.training.layouts import Pins
+from generator.sizing.training.memory import GIB, usable_bytes
+from generator.sizing.training.planner import Evaluated, Plan, search_size
 
 WHAT_FITS_MAX_NODES = 1024
 
@@ -24,6 +24,10 @@ def workload_notes(job: Job) -> list[str]:
         )
     if job.arch.experts > 1:
         notes.append("MoE: expert parallelism is not modelled; experts are split by TP only")
+    if job.evaluation is not None:
+        ev = job.evaluation
+        notes.append(f"evaluation: {ev.samples:,} samples forward-only every "
+                     f"{ev.every_samples:,} training samples")
     if job.kind == "lora":
         notes.append(f"LoRA adapters: {job.adapter_params / 1e6:.1f} M trainable parameters")
     if job.kind == "ptuning":
@@ -32,11 +36,29 @@ def workload_notes(job: Job) -> list[str]:
     return notes
 
 
+def pin_notes(job: Job, pins: Pins, fixed_gpus: int | None, size: int) -> list[str]:
+    """What pinned values imply that the user may not have meant (the spec refuses the
+    impossible ones before sizing starts)."""
+    notes = []
+    layers = job.arch.layers
+    if pins.pp is not None and pins.pp > 1 and layers % pins.pp:
+        busiest = -(-layers // pins.pp)
+        notes.append(
+            f"PP{pins.pp} splits {layers} layers unevenly ({busiest} on the busiest stage, "
+            f"{layers - busiest * (pins.pp - 1)} on the last): the busiest stage sets the pace; "
+            "Megatron needs decoder_first/last_pipeline_num_layers for such a split"
+        )
+    if fixed_gpus is not None and size < fixed_gpus:
+        notes.append(f"the pinned layout uses {size} of the cluster's {fixed_gpus} GPUs")
+    return notes
+
+
 def layout_text(lay: Layout) -> str:
-    """``TP8 PP4 DP2 CP1 VP1 MBS1 recompute=none``."""
+    """``TP8 PP4 DP2 CP1 VP1 MBS1 recompute=none`` (plus the HSDP shard group if any)."""
     partial = f" ({lay.recompute_layers} layers/stage)" if lay.recompute_layers else ""
+    hsdp = f" HSDP shard {lay.shard}" if lay.shard and lay.shard < lay.dp else ""
     return (f"TP{lay.tp} PP{lay.pp} DP{lay.dp} CP{lay.cp} VP{lay.vp} MBS{lay.mbs} "
-            f"recompute={lay.recompute}{partial}")
+            f"recompute={lay.recompute}{partial}{hsdp}")
 
 
 def _why(e: Evaluated, limit: float) -> str:

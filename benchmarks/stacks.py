@@ -1,0 +1,92 @@
+"""Which software stack, recompute level, LoRA targets and HSDP group a calibration row ran.
+
+Read from the row's own words (framework, method, work and notes columns), by rules that
+apply to every row alike. The stacks are profiles in ``efficiency.yaml``: the four a user
+can choose (``frameworks:``) and the calibration stacks that differ from one of them by a
+stated feature (``calibration_stacks:``).
+"""
+
+from __future__ import annotations
+
+from generator.sizing.model.hardware import Node
+
+STACK_RULES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("megatron-lm vs deepspeed",), "deepspeed-2021"),
+    (("deepspeed",), "deepspeed"),
+    (("torchtitan", "async"), "torchtitan-async-tp"),
+    (("torchtitan",), "torchtitan"),
+    (("meta internal pytorch",), "llama3-meta"),
+    (("fms-fsdp",), "fms-fsdp"),
+    (("hf transformers",), "hf"),
+    (("fsdp",), "fsdp"),
+    (("llm-foundry",), "fsdp"),
+    (("nemo",), "nemo"),
+    (("megatron-core",), "megatron"),
+    (("megatron-lm",), "megatron-2021"),
+)
+"""(words that must all appear in the framework column, profile), first match wins."""
+
+
+def stack_of(row: dict[str, str]) -> str:
+    """The efficiency profile of the row's software stack."""
+    text = row["framework"].lower()
+    for words, profile in STACK_RULES:
+        if all(w in text for w in words):
+            return profile
+    return "megatron"
+
+
+OP_LEVEL_SAC = ("op-level sac", "per-op sac")
+"""torchtitan's selective AC: it saves attention outputs and every second matmul's output,
+so recomputing costs about half the layers' forward: timed as full recompute of half the
+layers of a stage."""
+
+
+def recompute_of(row: dict[str, str]) -> str | None:
+    """The recompute level the row states, or None to let the planner choose."""
+    text = (row["method"] + " " + row["work"]).lower()
+    if any(w in text for w in OP_LEVEL_SAC):
+        return "full"
+    if any(w in text for w in ("act.ckpt=true", "full recompute", "full ac")):
+        return "full"
+    if "act.ckpt=false" in text or "recompute not enabled" in row["notes"].lower():
+        return "none"
+    if "partial-block" in text:
+        return None  # a fraction of blocks, not published: the planner picks the fewest
+    return "selective" if "selective" in text else None
+
+
+def recompute_layers_of(row: dict[str, str], layers: int, pp: int) -> int | None:
+    """Layers per stage recomputed, where a row recomputes only some (op-level SAC)."""
+    text = (row["method"] + " " + row["work"]).lower()
+    if any(w in text for w in OP_LEVEL_SAC):
+        return max(1, -(-layers // pp) // 2)
+    return None
+
+
+def microbatch_of(row: dict[str, str], stack: str, gbs: int, dp: int | None, pp: int) -> int | None:
+    """torchtitan's documented default when a pipelined row does not publish its micro-batch:
+    as many micro-batches as pipeline stages."""
+    if stack.startswith("torchtitan") and pp > 1 and dp:
+        return max(1, gbs // (dp * pp))
+    return None
+
+
+def lora_targets(row: dict[str, str]) -> tuple[str, ...] | None:
+    """LoRA on attention only (MLPerf's llama2_70b_lora: qkv + dense) or the default set."""
+    text = (row["method"] + " " + row["notes"]).lower()
+    if "attention (qkv + dense)" in text:
+        return ("qkv", "proj")
+    return None
+
+
+def shard_of(row: dict[str, str], node: Node, tp: int, dp: int | None) -> int | None:
+    """The ZeRO-3 shard group a row states: HSDP rows shard within a node and replicate
+    across nodes; every other FSDP/ZeRO-3 row shards over all of its data-parallel ranks
+    (0: FULL_SHARD; publications give the FSDP degree as DP, and ZeRO-3 "without model
+    parallelism" is data parallel over every GPU). None where nothing is stated."""
+    if "hsdp" in row["framework"].lower() and dp is not None:
+        return max(2, node.gpus // tp)
+    if dp is None and "no mp" not in row["method"].lower():
+        return None
+    return 0

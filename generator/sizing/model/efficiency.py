@@ -1,0 +1,283 @@
+"""Efficiency parameters and software-stack profiles as data: ``catalog/data/efficiency.yaml``.
+
+Formulas say how work turns into time; these numbers say how well real software does it
+(fraction of peak a GEMM reaches, how much communication hides behind compute, fixed
+overheads). They are fitted by ``benchmarks/fit.py`` on ``benchmarks/data/calibration.csv``
+and kept out of the code so a refit is a data change.
+
+A framework profile describes a software stack by its *features*, not by fitted fudge:
+how it shards states (Megatron's distributed optimizer or ZeRO-3/FSDP), whether it runs
+sequence parallelism, which recompute granularities it offers (Megatron: selective, full,
+or full on some layers; FSDP/HF: whole blocks, all or nothing), whether it overlaps TP
+communication with GEMMs, whether attention is fused (no s^2 scores), and which parallel
+dimensions it can run. The share of each communication left exposed is one physical
+parameter per kind of overlap (``overlap:``), shared by every stack that has the feature.
+Plain frozen dataclasses, not pydantic, because the planner reads them millions of times.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from generator.errors import PodplanError
+
+EFFICIENCY_FILE = Path(str(resources.files("generator.catalog") / "data" / "efficiency.yaml"))
+
+Sharding = Literal["distributed", "zero3"]
+RECOMPUTE_LEVELS = ("none", "selective", "full")
+DIMENSIONS = frozenset({"tp", "pp", "cp", "vp", "hsdp", "ep"})
+"""Parallel dimensions a stack may run (``ep``: expert parallelism, for MoE)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Compute:
+    """How close matrix math gets to the GPU's dense peak."""
+
+    gemm_efficiency: dict[str, float]
+    tokens_half: float
+    tokens_exponent: float
+    width_half: float
+    fp8_speedup: float
+    layer_overhead_s: float
+    fa2_efficiency: dict[str, float]
+    """FlashAttention-2's speed relative to the GEMMs, by GPU architecture: tuned for Ampere,
+    it reaches ~35 % of an H100's peak where Hopper kernels (FA3, cuDNN) reach ~75 %."""
+
+    def peak_fraction(self, gpu_id: str) -> float:
+        """Best-case fraction of peak for large GEMMs on this GPU (``default`` if unlisted)."""
+        return self.gemm_efficiency.get(gpu_id, self.gemm_efficiency["default"])
+
+    def attention_factor(self, kernel: str, architecture: str) -> float:
+        """Attention-core speed relative to the GEMMs for a stack's attention kernel."""
+        if kernel != "fa2":
+            return 1.0
+        return self.fa2_efficiency.get(architecture, self.fa2_efficiency["default"])
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """What the formulas leave out of per-GPU memory."""
+
+    usable_fraction: float
+    overhead_gib: float
+    zero3_live_layers: float
+
+
+@dataclass(frozen=True, slots=True)
+class Network:
+    """The fraction of each link's rate that collectives achieve, and per-hop latency."""
+
+    nvlink_efficiency: float
+    pcie_efficiency: float
+    fabric_efficiency: float
+    hop_latency_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class Overlap:
+    """Share of each communication a stack with the matching feature leaves exposed."""
+
+    tp: float
+    """TP collectives when the stack overlaps them with GEMMs (TE userbuffers, async TP)."""
+    dp: float
+    """The distributed optimizer's bucketed reduce-scatter / all-gather behind backward."""
+    fsdp: float
+    """ZeRO-3 / FSDP gathers prefetched behind the previous layer's compute."""
+    pp: float
+    cp: float
+
+
+@dataclass(frozen=True, slots=True)
+class Framework:
+    """A software stack: its features (data) and the exposure they imply."""
+
+    name: str
+    family: str
+    """The user-facing profile this one is (or derives from): nemo, megatron, fsdp, deepspeed."""
+    compute_scale: float
+    sharding: Sharding
+    grad_bytes: float
+    sequence_parallel: bool
+    tp_comm_overlap: bool
+    fused_attention: bool
+    attention_kernel: str
+    """fused (cuDNN / FlashAttention 3: as fast as the GEMMs) or fa2 (FlashAttention 2)."""
+    recompute: tuple[str, ...]
+    """Recompute levels offered, lightest first."""
+    partial_recompute: bool
+    """Full recompute may cover only some layers of a stage (Megatron recompute_num_layers)."""
+    parallelism: frozenset[str]
+    """Dimensions the stack runs besides data parallelism (tp, pp, cp, vp, hsdp, ep)."""
+    step_overhead_s: float
+    microbatch_overhead_s: float
+    gathers_per_layer: int
+    """ZeRO-3 collectives per layer and direction (1: a flat buffer per layer, FSDP)."""
+    tp_exposed: float
+    dp_exposed: float
+    pp_exposed: float
+    cp_exposed: float
+
+    def runs(self, dim: str) -> bool:
+        """Whether the stack can run parallel dimension ``dim``."""
+        return dim in self.parallelism
+
+    def shards_per_layer(self, pp: int) -> bool:
+        """ZeRO-3 gathers and reduces layer by layer every micro-batch, except under pipeline
+        parallelism: there FSDP keeps a stage's weights gathered across its micro-batches
+        and reduces gradients once per step (torchtitan and Llama 3 do not reshard after
+        forward), which is the distributed optimizer's traffic and memory."""
+        return self.sharding == "zero3" and pp == 1
+
+
+@dataclass(frozen=True, slots=True)
+class Optimizer:
+    """Adam's update is a memory-bound sweep over the local optimizer shard."""
+
+    bytes_touched_per_param: float
+    hbm_efficiency: float
+
+
+@dataclass(frozen=True, slots=True)
+class Peft:
+    """Adapter defaults (NeMo/Megatron-Bridge conventions)."""
+
+    lora_rank: int
+    lora_targets: tuple[str, ...]
+    ptuning_virtual_tokens: int
+    ptuning_bottleneck: int
+
+
+@dataclass(frozen=True, slots=True)
+class Inference:
+    """Serving-side efficiencies (calibrated on TensorRT-LLM max-throughput runs)."""
+
+    hbm_efficiency: float
+    prefill_efficiency: float
+    decode_efficiency: float
+    max_batch: int
+    step_overhead_s: float
+    usable_fraction: float
+    overhead_gib: float
+
+
+@dataclass(frozen=True, slots=True)
+class Efficiency:
+    """Every efficiency parameter and stack profile the sizing engine uses."""
+
+    compute: Compute
+    memory: Memory
+    network: Network
+    overlap: Overlap
+    frameworks: dict[str, Framework]
+    optimizer: Optimizer
+    peft: Peft
+    inference: Inference
+
+    def framework(self, name: str) -> Framework:
+        """Profile for ``name``; unknown names are a data error, not a silent default."""
+        try:
+            return self.frameworks[name]
+        except KeyError:
+            known = ", ".join(sorted(self.frameworks))
+            raise PodplanError(f"no efficiency profile for framework '{name}' ({known})") from None
+
+
+def from_mapping(doc: dict[str, Any]) -> Efficiency:
+    """Build ``Efficiency`` from the YAML mapping (``fit.py`` edits the mapping and calls this)."""
+    try:
+        c, m, n, ov, o, p, i = (doc[k] for k in ("compute", "memory", "network", "overlap",
+                                                  "optimizer", "peft", "inference"))
+        overlap = Overlap(**{k: float(v) for k, v in ov.items()})
+        profiles = {**doc["frameworks"], **doc.get("calibration_stacks", {})}
+        return Efficiency(
+            compute=Compute(
+                gemm_efficiency={str(k): float(v) for k, v in c["gemm_efficiency"].items()},
+                fa2_efficiency={str(k): float(v) for k, v in c["fa2_efficiency"].items()},
+                **{k: float(c[k]) for k in ("tokens_half", "tokens_exponent", "width_half",
+                                            "fp8_speedup", "layer_overhead_s")},
+            ),
+            memory=Memory(**{k: float(v) for k, v in m.items()}),
+            network=Network(**{k: float(v) for k, v in n.items()}),
+            overlap=overlap,
+            frameworks={name: _framework(name, profiles, overlap, set(doc["frameworks"]))
+                        for name in profiles},
+            optimizer=Optimizer(**{k: float(v) for k, v in o.items()}),
+            peft=Peft(int(p["lora_rank"]), tuple(p["lora_targets"]),
+                      int(p["ptuning_virtual_tokens"]), int(p["ptuning_bottleneck"])),
+            inference=Inference(
+                max_batch=int(i["max_batch"]),
+                **{k: float(v) for k, v in i.items() if k != "max_batch"},
+            ),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        problem = f"efficiency data is malformed ({exc!r})"
+        raise PodplanError(problem, str(EFFICIENCY_FILE)) from None
+
+
+def _merged(name: str, profiles: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    """A profile with its ``base`` profile's values filled in (one level of inheritance is
+    how calibration stacks say "Megatron as of 2021": the same stack minus a feature)."""
+    f = dict(profiles[name])
+    base = f.pop("base", None)
+    if base is None:
+        return f
+    if depth > 3:
+        raise ValueError(f"profile '{name}': base chain too long")
+    return {**_merged(base, profiles, depth + 1), **f}
+
+
+def _family(name: str, profiles: dict[str, Any], users: set[str]) -> str:
+    while name not in users:
+        name = profiles[name]["base"]
+    return name
+
+
+def _framework(
+    name: str, profiles: dict[str, Any], overlap: Overlap, users: set[str]
+) -> Framework:
+    f = _merged(name, profiles)
+    sharding = f["sharding"]
+    if sharding not in ("distributed", "zero3"):
+        raise ValueError(f"sharding must be distributed or zero3, not {sharding}")
+    recompute = tuple(str(r) for r in f["recompute"])
+    if not recompute or any(r not in RECOMPUTE_LEVELS for r in recompute):
+        raise ValueError(f"profile '{name}': recompute must list levels of {RECOMPUTE_LEVELS}")
+    dims = frozenset(str(d) for d in f["parallelism"])
+    unknown = sorted(dims - DIMENSIONS)
+    if unknown:
+        raise ValueError(f"profile '{name}': unknown parallel dimensions {unknown}")
+    tp_overlap = bool(f["tp_comm_overlap"])
+    return Framework(
+        name=name, family=_family(name, profiles, users),
+        compute_scale=float(f["compute_scale"]), sharding=sharding,
+        grad_bytes=float(f["grad_bytes"]), sequence_parallel=bool(f["sequence_parallel"]),
+        tp_comm_overlap=tp_overlap, fused_attention=bool(f["fused_attention"]),
+        attention_kernel=str(f.get("attention_kernel", "fused")),
+        recompute=recompute, partial_recompute=bool(f["partial_recompute"]), parallelism=dims,
+        step_overhead_s=float(f["step_overhead_s"]),
+        microbatch_overhead_s=float(f["microbatch_overhead_s"]),
+        gathers_per_layer=int(f.get("gathers_per_layer", 1)),
+        tp_exposed=overlap.tp if tp_overlap else 1.0,
+        dp_exposed=overlap.dp if sharding == "distributed" else overlap.fsdp,
+        pp_exposed=overlap.pp, cp_exposed=overlap.cp,
+    )
+
+
+def read_mapping(path: Path = EFFICIENCY_FILE) -> dict[str, Any]:
+    """The raw YAML document."""
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(doc, dict):
+        raise PodplanError("efficiency data must be a mapping", str(path))
+    return doc
+
+
+@cache
+def default_efficiency() -> Efficiency:
+    """The shipped, fitted parameters."""
+    return from_mapping(read_mapping())

@@ -1,0 +1,153 @@
+"""Communication time per parallel dimension of a training layout (sizing-models.md §9.5).
+
+Ranks are ordered as Megatron-Core orders them (``tp-cp-dp-pp``; the FSDP device mesh is
+the same with dp split into shard and replicate): TP groups are consecutive ranks, CP
+groups are TP apart, DP groups t*c apart, pipeline peers t*c*d apart. Where each group
+lands (NVLink, PCIe or the fabric, and how many rails it spreads over) is
+``collectives.group_link``; how long a collective takes there is ``collectives``.
+
+Volumes: TP moves one layer's activations S = b*(s/c)*h*2 bytes per collective, 4 per layer
+(2 forward, 2 backward; sequence parallelism swaps each all-reduce for a reduce-scatter +
+all-gather pair, the same bytes), 6 when the layer's forward is recomputed in full. CP
+rings K and V. PP sends S/t each way per stage boundary. The distributed optimizer
+reduce-scatters gradients and all-gathers bf16 weights once per step; ZeRO-3/FSDP gathers
+each layer's weights for forward and again for backward and reduce-scatters its gradients
+every micro-batch, and HSDP all-reduces the gradient shard across replicas.
+"""
+
+from __future__ import annotations
+
+import math
+
+from generator.sizing.model.collectives import (
+    all_gather,
+    all_reduce,
+    group_link,
+    send_recv,
+)
+from generator.sizing.model.efficiency import Efficiency
+from generator.sizing.model.hardware import Device, Node
+from generator.sizing.model.job import Job, Layout, sequence_tokens
+
+
+def allreduce_bytes(size: float, n: int) -> float:
+    """Bytes through each GPU for a ring all-reduce of ``size`` over ``n`` GPUs."""
+    return 2.0 * (n - 1) / n * size if n > 1 else 0.0
+
+
+def gather_bytes(size: float, n: int) -> float:
+    """Bytes through each GPU for an all-gather or reduce-scatter of ``size`` (full buffer)."""
+    return (n - 1) / n * size if n > 1 else 0.0
+
+
+def activation_size(job: Job, lay: Layout) -> float:
+    """S = b * (s/c) * h * 2 bytes: one layer's bf16 activations for a micro-batch."""
+    return lay.mbs * sequence_tokens(job, lay.mbs) / lay.cp * job.arch.hidden * 2.0
+
+
+def tp_collectives(job: Job, lay: Layout, forward_only: bool = False) -> float:
+    """TP collectives per micro-batch on the busiest stage: 2 forward per layer, 2 backward,
+    and 2 more for every layer whose forward is recomputed."""
+    per_layer = 2.0 if forward_only else 4.0 + 2.0 * lay.recompute_fraction(job.arch.layers)
+    return per_layer * math.ceil(job.arch.layers / lay.pp)
+
+
+def tp_time(
+    job: Job, lay: Layout, node: Node, device: Device, eff: Efficiency,
+    forward_only: bool = False,
+) -> float:
+    """Seconds of TP communication per micro-batch (before overlap)."""
+    if lay.tp == 1:
+        return 0.0
+    link = group_link(lay.tp, 1, node, device, eff)
+    one = all_reduce(activation_size(job, lay), lay.tp, link, eff)
+    return tp_collectives(job, lay, forward_only) * one
+
+
+def cp_time(job: Job, lay: Layout, node: Node, device: Device, eff: Efficiency) -> float:
+    """Ring exchange of K and V per layer: (c-1) chunks forward, twice that backward."""
+    if lay.cp == 1:
+        return 0.0
+    arch = job.arch
+    seq = sequence_tokens(job, lay.mbs) / lay.cp
+    heads = arch.kv_heads / min(lay.tp, arch.kv_heads)
+    kv_chunk = 2.0 * lay.mbs * seq * heads * arch.head_dim * 2.0
+    layers = math.ceil(arch.layers / lay.pp)
+    link = group_link(lay.cp, lay.tp, node, device, eff)
+    return 3.0 * (lay.cp - 1) * layers * send_recv(kv_chunk, link, eff)
+
+
+def pp_time(
+    job: Job, lay: Layout, node: Node, device: Device, eff: Efficiency,
+    forward_only: bool = False,
+) -> float:
+    """Stage-boundary send/recv per micro-batch: S/t forward and back, v times interleaved."""
+    if lay.pp == 1:
+        return 0.0
+    link = group_link(lay.pp, lay.tp * lay.cp * lay.dp, node, device, eff)
+    sends = (1 if forward_only else 2) * lay.vp
+    return sends * send_recv(activation_size(job, lay) / lay.tp, link, eff)
+
+
+def dp_step_time(
+    job: Job, lay: Layout, psi: float, grad_bytes: float, node: Node, device: Device,
+    eff: Efficiency,
+) -> float:
+    """Once per step (distributed optimizer): reduce-scatter gradients and all-gather bf16
+    weights over the d*c ranks of a stage. PEFT only all-reduces the adapters' gradients."""
+    ranks = lay.dp * lay.cp
+    if ranks == 1:
+        return 0.0
+    link = group_link(ranks, lay.tp, node, device, eff)
+    if job.frozen_base:
+        return all_reduce(4.0 * job.adapter_params / (lay.tp * lay.pp), ranks, link, eff)
+    return (all_gather(psi * grad_bytes, ranks, link, eff)
+            + all_gather(psi * 2.0, ranks, link, eff))
+
+
+def hsdp_step_time(
+    job: Job, lay: Layout, psi: float, grad_bytes: float, node: Node, device: Device,
+    eff: Efficiency,
+) -> float:
+    """Once per step (HSDP under pipeline parallelism): reduce-scatter gradients and gather
+    weights within the shard group, all-reduce the gradient shard across replicas."""
+    shard, replicas = lay.shard_ranks, lay.replicas
+    if job.frozen_base:
+        link = group_link(lay.dp, lay.tp * lay.cp, node, device, eff)
+        return all_reduce(4.0 * job.adapter_params / (lay.tp * lay.pp), lay.dp, link, eff)
+    shard_link = group_link(shard, lay.tp * lay.cp, node, device, eff)
+    replica_link = group_link(replicas, lay.tp * lay.cp * shard, node, device, eff)
+    return (all_gather(psi * grad_bytes, shard, shard_link, eff)
+            + all_gather(psi * 2.0, shard, shard_link, eff)
+            + all_reduce(psi * grad_bytes / shard, replicas, replica_link, eff))
+
+
+def zero3_time(
+    job: Job, lay: Layout, psi: float, grad_bytes: float, node: Node, device: Device,
+    eff: Efficiency, forward_only: bool = False, pieces: int = 1,
+) -> float:
+    """ZeRO-3/FSDP per micro-batch, layer by layer: gather the bf16 weights for forward and
+    again for backward, reduce-scatter the gradients; HSDP then all-reduces each gradient
+    shard across replicas. ``psi``: the stage's parameters per TP rank. ``pieces``: separate
+    collectives a stack issues per layer and direction (FSDP: one flat buffer per layer;
+    DeepSpeed ZeRO-3 of 2021: one per parameter tensor), each paying its own latency."""
+    shard, replicas = lay.shard_ranks, lay.replicas
+    layers = math.ceil(job.arch.layers / lay.pp)
+    per_layer = psi / layers
+    shard_link = group_link(shard, lay.tp * lay.cp, node, device, eff)
+    gathers = 1 if forward_only else 2
+    one_gather = pieces * all_gather(per_layer * 2.0 / pieces, shard, shard_link, eff)
+    total = layers * gathers * one_gather
+    if forward_only:
+        return total
+    grads = 4.0 * job.adapter_params / (lay.tp * lay.pp) / layers if job.frozen_base else (
+        per_layer * grad_bytes)
+    if job.frozen_base:  # frozen weights: only the adapters' gradients are reduced
+        ranks = lay.dp
+        link = group_link(ranks, lay.tp * lay.cp, node, device, eff)
+        return total + all_reduce(grads * layers, ranks, link, eff)
+    total += layers * pieces * all_gather(grads / pieces, shard, shard_link, eff)
+    if replicas > 1:
+        link = group_link(replicas, lay.tp * lay.cp * shard, node, device, eff)
+        total += layers * all_reduce(grads / shard, replicas, link, eff)
+    return total

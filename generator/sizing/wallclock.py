@@ -1,0 +1,88 @@
+"""Wall-clock time of a training run: compute, evaluation, checkpoints and failures.
+
+This is the one function that computes it: ``podplan size`` (the estimate's
+``wall_clock_hours``), the deadline check in the planner and ``podplan plan``'s reliability
+section all call ``wall_clock``, with the checkpoint bandwidth of the storage plan and the
+failure rate of the reliability data (``RunEnvironment``, built by the plan stage).
+
+Productive time T = compute + evaluation. A job on G GPUs sees interruptions at rate
+``r x G`` (mean time between them M = 1 / (r x G)); a checkpoint takes delta = size /
+write bandwidth; a restart costs R = relaunch overhead + reading the checkpoint back.
+
+* Young/Daly interval tau = sqrt(2 x delta x M);
+* wasted share: delta / tau (writing checkpoints) + (tau / 2 + R) / M (lost work, restarts);
+* wall-clock = T / (1 - waste), split into T, the checkpoint share and the failure share.
+
+Without a storage plan (``checkpoint_write_gbps`` = 0) checkpoints cost nothing and the
+lost work per interruption is only the restart: the caller says so in a note.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+MIN_GOODPUT = 0.05
+"""Floor on goodput so a hopeless configuration still yields a finite wall-clock."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnvironment:
+    """What a run's wall-clock needs beyond the sizing."""
+
+    checkpoint_write_gbps: float
+    """GB/s the shared storage writes a checkpoint at (0: no storage plan)."""
+    checkpoint_read_gbps: float
+    failures_per_gpu_hour: float
+    restart_overhead_hours: float
+    """Relaunch cost per interruption beyond reading the checkpoint back."""
+
+    @property
+    def has_storage(self) -> bool:
+        return self.checkpoint_write_gbps > 0
+
+
+@dataclass(frozen=True, slots=True)
+class WallClock:
+    """Hours of one training run, by cause, and the checkpointing that produced them."""
+
+    compute_h: float
+    evaluation_h: float
+    checkpoint_h: float
+    failures_h: float
+    interval_h: float
+    """Young/Daly checkpoint interval (0 without a storage plan)."""
+    checkpoint_write_s: float
+    restart_h: float
+    interruptions: float
+
+    @property
+    def total_h(self) -> float:
+        return self.compute_h + self.evaluation_h + self.checkpoint_h + self.failures_h
+
+
+def wall_clock(
+    compute_h: float, evaluation_h: float, gpus: int, checkpoint_gb: float, env: RunEnvironment
+) -> WallClock:
+    """The run's wall-clock (see the module docstring for the model)."""
+    productive = compute_h + evaluation_h
+    rate = env.failures_per_gpu_hour * gpus
+    if productive <= 0 or rate <= 0:
+        return WallClock(compute_h, evaluation_h, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    mtbf = 1.0 / rate
+    write = env.checkpoint_write_gbps
+    read = env.checkpoint_read_gbps
+    delta = checkpoint_gb / write / 3600.0 if write > 0 else 0.0
+    restart = env.restart_overhead_hours + (checkpoint_gb / read / 3600.0 if read > 0 else 0.0)
+    tau = math.sqrt(2.0 * delta * mtbf)
+    writing = delta / tau if tau > 0 else 0.0
+    losing = (tau / 2.0 + restart) / mtbf
+    goodput = max(MIN_GOODPUT, 1.0 - writing - losing)
+    total = productive / goodput
+    waste = total - productive
+    share = writing / (writing + losing) if writing + losing > 0 else 0.0
+    return WallClock(
+        compute_h=compute_h, evaluation_h=evaluation_h, checkpoint_h=waste * share,
+        failures_h=waste * (1.0 - share), interval_h=tau, checkpoint_write_s=delta * 3600.0,
+        restart_h=restart, interruptions=rate * total,
+    )

@@ -1,0 +1,120 @@
+"""Spec checks that need the catalog and the stack profiles: FP8 only where the GPU has it,
+pins that can exist, NIC counts the server offers, GPU counts that are not whole servers.
+Each refusal is located (field path and line) and says what is allowed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from generator import pipeline
+from generator.catalog.load import default_catalog
+from generator.errors import PodplanError, Problem
+from generator.sizing.model.hardware import node_from_server
+
+CATALOG = default_catalog()
+TRAIN = {"name": "t", "kind": "pretrain", "model": "llama2-70b", "steps": 10}
+
+
+def write(tmp_path: Path, workload: dict[str, Any], **hardware: Any) -> str:
+    doc = {"name": "p", "workloads": [workload], "hardware": hardware}
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return str(path)
+
+
+def problems(tmp_path: Path, workload: dict[str, Any], **hardware: Any) -> list[Problem]:
+    with pytest.raises(PodplanError) as err:
+        pipeline.load_checked(write(tmp_path, workload, **hardware))
+    return err.value.problems
+
+
+def only(tmp_path: Path, workload: dict[str, Any], **hardware: Any) -> Problem:
+    found = problems(tmp_path, workload, **hardware)
+    assert len(found) == 1, found
+    assert found[0].line is not None
+    return found[0]
+
+
+def test_fp8_on_a100_is_a_located_error(tmp_path: Path) -> None:
+    p = only(tmp_path, {**TRAIN, "precision": "fp8"}, server="dgx-a100", gpu="a100-sxm-80gb")
+    assert p.path == "workloads[0].precision"
+    assert "no FP8" in p.message and p.allowed == "bf16"
+
+
+def test_tp_beyond_a_server_and_not_dividing_heads(tmp_path: Path) -> None:
+    p = only(tmp_path, {**TRAIN, "parallelism": {"tp": 16}})
+    assert p.path == "workloads[0].parallelism.tp" and "spans servers" in p.message
+    p = only(tmp_path, {**TRAIN, "model": "llama2-13b", "parallelism": {"tp": 3}})
+    assert "40 attention heads" in p.message
+
+
+def test_pins_beyond_the_cluster(tmp_path: Path) -> None:
+    p = only(tmp_path, {**TRAIN, "parallelism": {"tp": 8, "pp": 4, "dp": 4}}, gpus=64)
+    assert p.path == "workloads[0].parallelism"
+    assert "128 GPUs" in p.message and "64" in p.message
+
+
+def test_pipeline_and_interleaving_pins(tmp_path: Path) -> None:
+    p = only(tmp_path, {**TRAIN, "parallelism": {"pp": 96}})
+    assert "exceeds the model's 80 layers" in p.message
+    p = only(tmp_path, {**TRAIN, "parallelism": {"pp": 4, "vp": 3}})
+    assert "does not divide the 20 layers per stage" in p.message
+    p = only(tmp_path, {**TRAIN, "parallelism": {"pp": 1, "vp": 2}})
+    assert p.path == "workloads[0].parallelism.vp"
+
+
+def test_context_parallel_needs_2cp_chunks(tmp_path: Path) -> None:
+    p = only(tmp_path, {**TRAIN, "sequence_length": 4100, "parallelism": {"cp": 4}})
+    assert "2 x cp = 8" in p.message
+
+
+def test_dp_must_divide_the_batch(tmp_path: Path) -> None:
+    p = only(tmp_path, {**TRAIN, "global_batch_size": 100, "parallelism": {"dp": 8}})
+    assert p.path == "workloads[0].parallelism.dp"
+
+
+def test_stack_refuses_what_it_cannot_run(tmp_path: Path) -> None:
+    p = only(tmp_path, {**TRAIN, "framework": "hf", "parallelism": {"pp": 2}})
+    assert "does not run pipeline parallelism" in p.message
+    p = only(tmp_path, {**TRAIN, "framework": "fsdp", "parallelism": {"recompute": "selective"}})
+    assert p.allowed == "none | full"
+
+
+def test_uneven_pipeline_is_a_note_not_an_error(tmp_path: Path) -> None:
+    loaded = pipeline.load_checked(write(tmp_path, {**{**TRAIN, "model": "llama2-7b"},
+                                                     "parallelism": {"pp": 3}}, gpus=24))
+    t = pipeline.size(loaded).training[0]
+    assert any("splits 32 layers unevenly (11 on the busiest stage, 10 on the last)" in n
+               for n in t.notes)
+
+
+def test_partial_nodes_are_accepted_and_rounded_up(tmp_path: Path) -> None:
+    """The seed's 4-GPU XE9680 runs: sized on 4 GPUs, bought as one whole server."""
+    loaded = pipeline.load_checked(write(tmp_path, {**TRAIN, "model": "llama2-7b",
+                                                    "kind": "lora"}, gpus=4))
+    r = pipeline.size(loaded)
+    assert (r.gpus, r.nodes, r.training[0].gpus) == (4, 1, 4)
+    assert any("round up to 1 server (8 GPUs, 4 idle)" in n for n in r.notes)
+
+
+def test_nic_count_defaults_from_the_server(tmp_path: Path) -> None:
+    """XE8640 has 4 NICs; DGX A100 runs 200 Gb/s HDR; a count the server lacks is refused."""
+    loaded = pipeline.load_checked(write(tmp_path, TRAIN, server="xe8640"))
+    assert loaded.spec.hardware.east_west_nics_per_node is None
+    server, gpu = CATALOG.servers["xe8640"], CATALOG.gpus["h100-sxm-80gb"]
+    assert node_from_server(server, gpu).nics == 4
+    dgx = node_from_server(CATALOG.servers["dgx-a100"], CATALOG.gpus["a100-sxm-80gb"])
+    assert (dgx.nics, dgx.nic_gbps) == (8, 200)
+    p = only(tmp_path, TRAIN, server="xe8640", east_west_nics_per_node=8)
+    assert p.path == "hardware.east_west_nics_per_node" and p.allowed == "4"
+
+
+def test_l40s_has_no_nvlink_domain() -> None:
+    node = node_from_server(CATALOG.servers["r760xa"], CATALOG.gpus["l40s-48gb"])
+    assert node.nvlink_domain == 1
+    bridged = node_from_server(CATALOG.servers["r760xa"], CATALOG.gpus["h100-pcie-80gb"])
+    assert bridged.nvlink_domain == 2
