@@ -151,17 +151,16 @@ def plan(spec: str, out_dir: Path, fresh: bool, dry_run: bool, show_diff: bool, 
     means "regenerating would change the tree" (2 stays a user error). The plan keeps
     reports/<name>/plan.lock.yaml under --out: devices already planned keep their names,
     addresses, rack slots and cables (--fresh numbers everything afresh); what changed
-    against it is printed first.
+    against it is printed before the files.
     """
     from generator import pipeline
     from generator.render.update import apply, prepare
     from generator.render.write import recover
 
     out = pipeline.outputs(pipeline.load_checked(spec), out_dir=out_dir, fresh=fresh)
-    if not (show_diff or check):  # identity changes against the plan lock
-        for line in out.messages:
-            console.info(line)
     if dry_run:
+        for line in out.messages:  # identity changes against the plan lock
+            console.info(line)
         for f in out.files:
             click.echo(f"would write {out_dir / f.path} ({len(f.content)} bytes)")
         return 0
@@ -171,6 +170,8 @@ def plan(spec: str, out_dir: Path, fresh: bool, dry_run: bool, show_diff: bool, 
         console.info(line)
     update = prepare(out_dir, out.files, out.manifest, force)
     apply(update)
+    for line in out.messages:  # identity changes against the plan lock, once written
+        console.info(line)
     _report_written(update)
     return 0
 
