@@ -122,7 +122,8 @@ def read_lock(loaded: LoadedSpec, out_dir: Path | None, fresh: bool = False) -> 
 
     ``out_dir`` None: no lock (library callers, benchmarks). ``fresh``: the lock is set
     aside and only its path is returned, for the plan notes."""
-    from generator.plan.lock.text import lock_path, parse_lock
+    from generator.plan.lock.read import parse_lock
+    from generator.plan.lock.text import lock_path
 
     if out_dir is None:
         return LockInput()
