@@ -8,6 +8,7 @@ catalog so the error can offer a did-you-mean from the real list.
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -62,6 +63,9 @@ __all__ = [
     "TrainingWorkload",
     "Workload",
 ]
+
+
+NODE_NAME = re.compile(r"[a-z][a-z0-9-]{0,62}")
 
 
 class Precision(StrEnum):
@@ -376,11 +380,32 @@ class Hardware(SpecModel):
         description="Compute node sockets, cores, threads and memory; catalog defaults otherwise.",
     )
 
+    remove_nodes: list[str] = Field(
+        default_factory=list,
+        max_length=4096,
+        description=(
+            "Compute or spare nodes of the locked plan to take out (e.g. [gpu007]): they are "
+            "removed and their names and addresses retired. A smaller cluster otherwise loses "
+            "its highest-numbered nodes; with the size unchanged, new nodes replace them."
+        ),
+    )
+
     @field_validator("hot_spares")
     @classmethod
     def _non_negative(cls, v: int | str) -> int | str:
         if isinstance(v, int) and v < 0:
             raise ValueError("hot_spares must be >= 0 or 'auto'")
+        return v
+
+    @field_validator("remove_nodes")
+    @classmethod
+    def _node_names(cls, v: list[str]) -> list[str]:
+        bad = [n for n in v if not NODE_NAME.fullmatch(n)]
+        if bad:
+            raise ValueError(f"{bad[0]!r} is not a node name (like gpu007)")
+        dup = sorted({n for n in v if v.count(n) > 1})
+        if dup:
+            raise ValueError(f"nodes are listed more than once: {', '.join(dup)}")
         return v
 
 
