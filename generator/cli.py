@@ -148,18 +148,19 @@ def plan(spec: str, out_dir: Path, fresh: bool, dry_run: bool, show_diff: bool, 
     other file under --out is yours and is never changed. A generated file edited by hand is
     not overwritten without --force. Lists every file written (new or changed) and removed;
     --quiet lists nothing, --verbose lists the unchanged files too. With --check, exit code 1
-    means "regenerating would change the tree" (2 stays a user error).
+    means "regenerating would change the tree" (2 stays a user error). The plan keeps
+    reports/<name>/plan.lock.yaml under --out: devices already planned keep their names,
+    addresses, rack slots and cables (--fresh numbers everything afresh); what changed
+    against it is printed before the files.
     """
     from generator import pipeline
     from generator.render.update import apply, prepare
     from generator.render.write import recover
 
-    loaded = pipeline.load_checked(spec)
-    out = pipeline.outputs(loaded, out_dir=out_dir, fresh=fresh)
-    if dry_run or show_diff or check:
+    out = pipeline.outputs(pipeline.load_checked(spec), out_dir=out_dir, fresh=fresh)
+    if dry_run:
         for line in out.messages:  # identity changes against the plan lock
             console.info(line)
-    if dry_run:
         for f in out.files:
             click.echo(f"would write {out_dir / f.path} ({len(f.content)} bytes)")
         return 0
@@ -168,12 +169,8 @@ def plan(spec: str, out_dir: Path, fresh: bool, dry_run: bool, show_diff: bool, 
     for line in recover(out_dir):
         console.info(line)
     update = prepare(out_dir, out.files, out.manifest, force)
-    if fresh:  # the lock was set aside on purpose, hand edits or damage included: rewrite it
-        from generator.plan.lock.text import lock_path
-
-        update.refusals = [r for r in update.refusals if r.path != lock_path(out.name)]
     apply(update)
-    for line in out.messages:  # after the write: a failed run prints its error line only
+    for line in out.messages:  # identity changes against the plan lock, once written
         console.info(line)
     _report_written(update)
     return 0

@@ -122,7 +122,8 @@ def read_lock(loaded: LoadedSpec, out_dir: Path | None, fresh: bool = False) -> 
 
     ``out_dir`` None: no lock (library callers, benchmarks). ``fresh``: the lock is set
     aside and only its path is returned, for the plan notes."""
-    from generator.plan.lock.text import lock_path, parse_lock
+    from generator.plan.lock.read import parse_lock
+    from generator.plan.lock.text import lock_path
 
     if out_dir is None:
         return LockInput()
@@ -178,8 +179,8 @@ def _plan(loaded: LoadedSpec, cat: Catalog, held: LockInput) -> ClusterPlan:
 @dataclass(frozen=True)
 class Outputs:
     """Everything ``podplan plan`` writes; ``manifest`` is the path of the manifest among
-    ``files`` (what podplan owns, see ``render.manifest``); what to tell the user besides the
-    files (identity changes against the plan lock)."""
+    ``files`` (what podplan owns, see ``render.manifest``); ``messages``: what to tell the
+    user besides the files (identity changes against the plan lock)."""
 
     files: list[OutFile]
     manifest: str
@@ -226,8 +227,8 @@ def _outputs(
     with located(loaded):
         files = [*emit_reports(cluster, bom), *emit_inventory(cluster), *emit_pulumi(cluster)]
         files += emit_report(cluster, bom, [f.path for f in files])
-    before = held.lock.changes if held.lock else []
-    news = list(cluster.identity_changes) if cluster.identity_changes != before else []
     manifest = manifest_path(cluster.name)
     files.append(build_manifest(cluster.spec_file, manifest, files))
+    before = held.lock.changes if held.lock else []
+    news = list(cluster.identity_changes) if cluster.identity_changes != before else []
     return Outputs(files=sorted(files), manifest=manifest, name=cluster.name, messages=news)

@@ -158,7 +158,9 @@ def floor_of(p: Parts) -> Floor:
     if p.lock is None:
         return floor
     per_row = p.spec.facility.racks_per_row
-    positions = floor_positions(p.lock, [r.name for r in p.racks], per_row)
+    fac = p.spec.facility
+    pitch = (fac.rack_width_m, fac.row_pitch_m)
+    positions = floor_positions(p.lock, [(r.name, r.kind) for r in p.racks], per_row, pitch)
     return Floor(positions, floor.facility, floor.rack_top_m)
 
 

@@ -90,7 +90,11 @@ def test_a_damaged_lock_stops_every_command_with_its_line(tmp_path: Path) -> Non
         assert r.code == 2, cmd
         assert f"{path}:{line}: devices.gpu001.mgmt" in r.err, r.err
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
-    assert podplan("plan", str(SPEC), "--out", str(out), "--fresh").code == 0
+    # the lock is podplan's file edited by hand: --fresh replaces it only with --force
+    r = podplan("plan", str(SPEC), "--out", str(out), "--fresh")
+    assert r.code == 2 and f"{path}: edited by hand" in r.err, r.err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert podplan("plan", str(SPEC), "--out", str(out), "--fresh", "--force").code == 0
 
 
 def test_a_cidr_change_that_would_renumber_is_refused(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator import pipeline
-from generator.render.update import apply, prepare
+from generator.render.write import write_tree
 from tests.integration.test_ansible_inventory import ansible_inventory
 
 SPEC = Path("examples/slurm-lab.yaml")
@@ -16,7 +16,7 @@ def _plan(spec: Path, out: Path, fresh: bool = False) -> dict[str, str]:
     """Plan ``spec`` into ``out`` (keeping its lock) and read ``ansible_host`` per host."""
     loaded = pipeline.load_checked(str(spec))
     done = pipeline.outputs(loaded, out_dir=out, fresh=fresh)
-    apply(prepare(out, done.files, done.manifest))
+    write_tree(out, done.files)
     inv = ansible_inventory(out / "inventories" / "slurm-lab")
     return {h: v["ansible_host"] for h, v in inv["_meta"]["hostvars"].items()}
 

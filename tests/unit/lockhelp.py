@@ -6,7 +6,8 @@ from typing import Any
 
 from generator.catalog.load import default_catalog
 from generator.plan.lock.model import Lock
-from generator.plan.lock.text import lock_text, parse_lock
+from generator.plan.lock.read import parse_lock
+from generator.plan.lock.text import lock_text
 from generator.plan.models import ClusterPlan
 from generator.plan.speed import plan_for
 

@@ -197,3 +197,44 @@ def test_a_2048_node_plan_keeps_its_own_lock() -> None:
     again = plan_for(2048, default_catalog(), relock(p))[1]
     assert lock_text(again) == lock_text(p)
     assert not again.identity_changes
+
+
+def test_new_storage_racked_far_from_the_leaves_gets_leaves_of_its_own() -> None:
+    floor = {"racks_per_row": 3, "row_pitch_m": 5.0}
+    base = plan(64, facility=floor)
+    grown = plan(64, relock(base), facility=floor, storage={"dataset_tb": 3000})
+    assert plan_problems(grown, default_catalog()) == []
+    rack_of = {n.name: n.rack for n in grown.nodes} | {s.name: s.rack for s in grown.switches}
+    old = {n.name for n in base.nodes}
+    new_storage = [n.name for n in grown.nodes_with_role("storage") if n.name not in old]
+    far = [n for n in new_storage if rack_of[n] not in {r.name for r in base.racks}]
+    assert far  # the infrastructure racks were full: a new rack, rows away
+    new_leaves = {s.name for s in grown.switches if s.tier == "leaf"} - _switches(base)
+    host_cables = [lk for lk in grown.links if lk.a in far and lk.network == "frontend"]
+    assert host_cables
+    for lk in host_cables:  # to a new leaf pair in the same rack, not the far old one
+        assert lk.b in new_leaves and rack_of[lk.b] == rack_of[lk.a], lk
+    assert lock_text(plan(64, relock(grown), facility=floor, storage={"dataset_tb": 3000})) == (
+        lock_text(grown)
+    )
+
+
+def test_new_storage_racks_hold_room_for_their_leaf_pair() -> None:
+    """Storage for 30 PB fills new racks by power: each keeps room for the leaf pair its
+    hosts join when it stands too far from the old leaves (without it the pair found no
+    room, went to another rack, and the layout never converged)."""
+    floor = {"racks_per_row": 10, "row_pitch_m": 3.0}
+    base = plan(320, facility=floor)
+    grown = plan(320, relock(base), facility=floor, storage={"dataset_tb": 30000})
+    assert plan_problems(grown, default_catalog()) == []
+    rack_of = {n.name: n.rack for n in grown.nodes} | {s.name: s.rack for s in grown.switches}
+    new_racks = {r.name for r in grown.racks} - {r.name for r in base.racks}
+    zoned = [
+        lk
+        for lk in grown.links
+        if lk.network == "frontend" and rack_of.get(lk.a) in new_racks and lk.a.startswith("ps")
+    ]
+    assert any(rack_of[lk.b] == rack_of[lk.a] for lk in zoned)  # a pair in the new rack
+    assert max(lk.length_m for lk in grown.links if lk.network == "frontend") <= 30
+    again = plan(320, relock(grown), facility=floor, storage={"dataset_tb": 30000})
+    assert lock_text(again) == lock_text(grown)

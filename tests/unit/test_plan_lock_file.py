@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from generator.errors import PodplanError
-from generator.plan.lock.text import lock_text, parse_lock
+from generator.plan.lock.read import parse_lock
+from generator.plan.lock.text import lock_text
 from tests.unit.lockhelp import plan, relock
 
 

@@ -27,6 +27,7 @@ from generator.plan.heads import HEAD_MODEL, UFM_MODEL, Management
 from generator.plan.lock.frontend import locked_frontend
 from generator.plan.lock.model import Lock
 from generator.plan.lock.racks import LockedPlacer
+from generator.plan.lock.zones import Zones, far_hosts
 from generator.plan.network import ethernet
 from generator.plan.network.ethernet import Endpoint, FrontendGraph, design_frontend
 from generator.plan.network.fabric import SU_NODES, FabricGraph
@@ -94,13 +95,39 @@ def solve_layout(
     lock: Lock | None = None,
 ) -> tuple[FrontendGraph, SideNet, SideNet, list[RackLayout]]:
     """Front end, storage back end, OOB aggregation and racks (iterated to a fixed point);
-    with a plan lock, locked hosts keep their leaf ports and locked devices their racks."""
+    with a plan lock, locked hosts keep their leaf ports and locked devices their racks, and
+    new hosts racked too far from the leaves they would join get a leaf pair in their own
+    rack (``lock.zones``)."""
+    zones = Zones()
+    infra_hosts = {*mgmt.heads, *mgmt.service, *mgmt.login, *mgmt.ufm, *storage_names}
+    for _ in range(MAX_LAYOUT_ROUNDS):
+        fe, backend, agg, racks = _layout(
+            spec, pc, server, nodes, mgmt, graph, storage_names, lock, zones
+        )
+        if lock is None:
+            return fe, backend, agg, racks
+        if not zones.grow(far_hosts(lock, fe, racks, spec.facility, infra_hosts)):
+            return fe, backend, agg, racks
+    raise AssertionError("rack layout did not converge")
+
+
+def _layout(
+    spec: Spec,
+    pc: PlanCatalog,
+    server: Server,
+    nodes: ComputeNodes,
+    mgmt: Management,
+    graph: FabricGraph,
+    storage_names: list[str],
+    lock: Lock | None,
+    zones: Zones,
+) -> tuple[FrontendGraph, SideNet, SideNet, list[RackLayout]]:
     fac = spec.facility
     pdus = pdus_per_rack(pc, fac.rack_power_kw)
     oob_model = pc.switches[ethernet.OOB_MODEL]
     oob = Device("oob", "switch", oob_model.rack_units, oob_model.power_kw)
     leaf_m, spine_m = pc.switches[ethernet.LEAF_MODEL], pc.switches[ethernet.SPINE_MODEL]
-    endpoints = _endpoints(nodes, mgmt, storage_names, pc, server, spec, graph)
+    endpoints = zones.apply(_endpoints(nodes, mgmt, storage_names, pc, server, spec, graph))
     fe = design_frontend(endpoints, leaf_m, spine_m, locked_frontend(lock) if lock else None)
     backend = storage_backend(storage_names)
     compute = [
@@ -137,7 +164,12 @@ def solve_layout(
                 pdu_sizer(pc, budget),
             )
         else:
-            racks = _locked_racks(lock, groups, infra, oob, budget, pdus, oob_model.ports, pc)
+            per = _per_compute_rack(groups, server.name, budget, oob, oob_model.ports - pdus)
+            hold = (2 * leaf_m.rack_units, 2 * leaf_m.power_kw, 2)  # a zone's leaf pair
+            placer = LockedPlacer(
+                lock, budget, oob, per, oob_model.ports - pdus, pdu_sizer(pc, budget), hold
+            )
+            racks = placer.place_groups(groups, infra, zones.leaf_racks(fe))
         if len(racks) == n_oob:
             agg = oob_aggregation([r.oob.name for r in racks if r.oob])
             return fe, backend, agg, racks
@@ -145,30 +177,19 @@ def solve_layout(
     raise AssertionError("rack layout did not converge")
 
 
-def _locked_racks(
-    lock: Lock,
+def _per_compute_rack(
     groups: list[tuple[list[Device], list[Device]]],
-    infra: list[Device],
-    oob: Device,
+    label: str,
     budget: Budget,
-    pdus: int,
-    oob_ports: int,
-    pc: PlanCatalog,
-) -> list[RackLayout]:
-    """``layout_racks`` for a locked plan: the same classes and limits (``lock.racks``)."""
+    oob: Device,
+    max_devices: int,
+) -> int:
+    """GPU servers per compute rack, as ``layout_racks`` counts them."""
     first = next((c[0] for c, _ in groups if c), None)
-    per = 1
-    if first is not None:
-        label = first.name
-        per = servers_per_rack(
-            first, label, budget.power_kw, budget.units, oob.power_kw, oob.height_u
-        )
-        per = min(per, oob_ports - pdus)
-    devices = [(d, ("compute", g + 1)) for g, (nodes, _) in enumerate(groups) for d in nodes]
-    devices += [(d, ("network", g + 1)) for g, (_, net) in enumerate(groups) for d in net]
-    devices += [(d, ("infrastructure", 0)) for d in infra]
-    placer = LockedPlacer(lock, budget, oob, per, oob_ports - pdus, pdu_sizer(pc, budget))
-    return placer.place(devices)
+    if first is None:
+        return 1
+    per = servers_per_rack(first, label, budget.power_kw, budget.units, oob.power_kw, oob.height_u)
+    return min(per, max_devices)
 
 
 def _su_groups(

@@ -84,8 +84,10 @@ def hostlist(names: Iterable[str]) -> str:
             continue
         prefix, digits = m.group(1), m.group(2)
         num, width = int(digits), len(digits)
-        if runs and runs[-1][0] == prefix and runs[-1][1] == width and runs[-1][3] == num - 1:
-            runs[-1] = (prefix, width, runs[-1][2], num)
+        last = runs[-1] if runs else None
+        grown = last is not None and width == len(str(num)) > last[1]  # gpu999 -> gpu1000
+        if last and last[0] == prefix and (last[1] == width or grown) and last[3] == num - 1:
+            runs[-1] = (prefix, last[1], last[2], num)
         else:
             runs.append((prefix, width, num, num))
     parts = [f"{p}{a:0{w}d}" if a == b else f"{p}[{a:0{w}d}-{b:0{w}d}]" for p, w, a, b in runs]

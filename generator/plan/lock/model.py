@@ -1,6 +1,6 @@
 """The parsed lock: devices, racks, cables, retired devices and the last change.
 
-Plain frozen dataclasses, built by ``text.parse_lock`` from a file it has checked line by
+Plain frozen dataclasses, built by ``read.parse_lock`` from a file it has checked line by
 line; each entry keeps its line so a later conflict (an address outside a changed range, a
 slot that no longer fits) can point at it.
 """

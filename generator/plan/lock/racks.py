@@ -8,7 +8,9 @@ fits, under the same rules as a fresh plan: compute racks at most the servers pe
 power budget allows, mounted at or below ``mount_below_u``; network and infrastructure
 racks keep their reserve of U and power and no more devices than their out-of-band switch
 has ports. When no rack has room a new rack is added, named after the last one and standing
-at the first free floor position (row by row). A rack left empty goes; a rack keeps its
+at the first free floor position (row by row; new infrastructure racks at the free positions
+nearest the old ones); a new infrastructure rack holds room for a front-end leaf pair of its
+own (``zones``). A rack left empty goes; a rack keeps its
 PDUs (more when its load needs them).
 
 A locked device that no longer fits its slot is an error naming it (fewer
@@ -63,13 +65,33 @@ class LockedPlacer:
         per_compute_rack: int,
         max_devices: int,
         pdus_for: Callable[[RackLayout], int],
+        hold: tuple[int, float, int] = (0, 0.0, 0),
     ) -> None:
         self.lock, self.budget, self.oob = lock, budget, oob
+        self.prefer: dict[str, str] = {}
+        self.hold = hold
         self.per_compute_rack, self.max_devices, self.pdus_for = (
             per_compute_rack,
             max_devices,
             pdus_for,
         )
+
+    def place_groups(
+        self,
+        groups: list[tuple[list[Device], list[Device]]],
+        infra: list[Device],
+        prefer: dict[str, str],
+    ) -> list[RackLayout]:
+        """Place the devices of ``layout.solve_layout``: per scalable unit its GPU nodes and
+        its network rack's leaves, then the infrastructure; ``prefer``: device -> the rack
+        it goes to when it has room (a zone's leaves, ``zones``)."""
+        devices: list[tuple[Device, Class]] = []
+        for g, (nodes, net) in enumerate(groups):  # an SU's network rack right after its nodes
+            devices += [(d, ("compute", g + 1)) for d in nodes]
+            devices += [(d, ("network", g + 1)) for d in net]
+        devices += [(d, ("infrastructure", 0)) for d in infra]
+        self.prefer = prefer
+        return self.place(devices)
 
     def place(self, devices: list[tuple[Device, Class]]) -> list[RackLayout]:
         racks = {name: _Rack(RackLayout(name, kind=r.kind)) for name, r in self.lock.racks.items()}
@@ -168,21 +190,67 @@ class LockedPlacer:
         rack.add(dev, u, cls)
         return True
 
+    def _held(self, rack: _Rack) -> tuple[int, float, int]:
+        """Room (U, kW, devices) a new infrastructure rack keeps for a zone's leaf pair
+        (``zones``) until that pair is in it: held whether or not the rack becomes a zone,
+        so where hosts go does not depend on the zones (and the layout converges)."""
+        layout = rack.layout
+        if layout.kind != "infrastructure" or layout.name in self.lock.racks:
+            return (0, 0.0, 0)
+        u, kw, n = self.hold
+        if not n:
+            return (0, 0.0, 0)
+        placed = sum(1 for d in layout.devices if self.prefer.get(d.name) == layout.name)
+        left = max(0, n - placed)
+        return (u * left // n, kw * left / n, left)
+
+    def _room(self, rack: _Rack, dev: Device, count: int) -> int | None:
+        """The U for a zone's leaf in its zone's rack when ``count`` leaves like it (the
+        rest of its pair) fit there too (the held room is for them)."""
+        layout = rack.layout
+        if len(layout.devices) + count > self.max_devices:
+            return None
+        if layout.power_kw + count * dev.power_kw > self._room_kw(layout.kind) + EPS:
+            return None
+        return rack.free_u(count * dev.height_u, self._top(layout.kind, dev))
+
+    def _fit_zone_leaf(self, racks: dict[str, _Rack], dev: Device, cls: Class) -> None:
+        """A zone's leaf into its zone's rack with the rest of its pair; when the pair does
+        not fit there (a rack built full), the pair goes into a new rack together, which
+        stands at the next free position beside the zone's new racks."""
+        rack = racks[self.prefer[dev.name]]
+        name = rack.layout.name
+        placed = {d.name for d in rack.layout.devices}
+        pair = [n for n, r in self.prefer.items() if r == name and n not in placed]
+        u = self._room(rack, dev, len(pair))
+        if u is None:
+            rack = _Rack(RackLayout(self._new_name(racks), kind=cls[0]))
+            racks[rack.layout.name] = rack
+            for n in pair:
+                self.prefer[n] = rack.layout.name
+            u = rack.free_u(dev.height_u, self._top(cls[0], dev))
+            assert u is not None
+        rack.add(dev, u, cls)
+
     def _fits(self, rack: _Rack, dev: Device, cls: Class) -> int | None:
         kind = cls[0]
         layout = rack.layout
         if layout.kind != kind or (rack.classes and cls not in rack.classes):
             return None
-        count = len(layout.devices)
+        held_u, held_kw, held_n = self._held(rack)
+        count = len(layout.devices) + held_n
         if count >= (self.per_compute_rack if kind == "compute" else self.max_devices):
             return None
         if layout.power_kw - (layout.oob.power_kw if layout.oob else 0.0) + dev.power_kw > (
-            self._room_kw(kind) + EPS
+            self._room_kw(kind) - held_kw + EPS
         ):
             return None
-        return rack.free_u(dev.height_u, self._top(kind, dev))
+        return rack.free_u(dev.height_u, self._top(kind, dev) - held_u)
 
     def _fit(self, racks: dict[str, _Rack], dev: Device, cls: Class) -> None:
+        if self.prefer.get(dev.name) in racks:  # a zone's leaf: with its hosts, any class
+            self._fit_zone_leaf(racks, dev, cls)
+            return
         for name in sorted(racks, key=natural):
             u = self._fits(racks[name], dev, cls)
             if u is not None:
@@ -227,16 +295,37 @@ class LockedPlacer:
         return out
 
 
-def floor_positions(lock: Lock, racks: list[str], per_row: int) -> dict[str, tuple[int, int]]:
-    """Locked racks where they stand; new racks at the first free positions, row by row."""
-    out = {n: (lock.racks[n].row, lock.racks[n].position) for n in racks if n in lock.racks}
+def floor_positions(
+    lock: Lock, racks: list[tuple[str, str]], per_row: int, pitch: tuple[float, float]
+) -> dict[str, tuple[int, int]]:
+    """Locked racks where they stand; new racks at free positions.
+
+    ``racks``: (name, kind). New infrastructure racks take the free positions nearest the
+    locked infrastructure racks (``pitch``: rack width and row pitch, m), so new storage or
+    management servers stay within reach of the front-end leaves there (a 100G host cable
+    reaches 30 m); the other new racks then take the first free positions, row by row.
+    """
+    out = {n: (lock.racks[n].row, lock.racks[n].position) for n, _ in racks if n in lock.racks}
     used = set(out.values())
-    i = 0
-    for name in racks:
-        if name in out:
-            continue
-        while (i // per_row + 1, i % per_row + 1) in used:
-            i += 1
-        out[name] = (i // per_row + 1, i % per_row + 1)
-        used.add(out[name])
+    infra = [out[n] for n, kind in racks if kind == "infrastructure" and n in out]
+    new = [n for n, _ in racks if n not in out]
+    rows = max((r for r, _ in used), default=0) + len(new) // per_row + 2
+    free = [(r, p) for r in range(1, rows + 1) for p in range(1, per_row + 1) if (r, p) not in used]
+    if infra:
+        cr = sum(r for r, _ in infra) / len(infra)
+        cp = sum(p for _, p in infra) / len(infra)
+        width, row_pitch = pitch
+        near = sorted(free, key=lambda s: (abs(s[0] - cr) * row_pitch + abs(s[1] - cp) * width, s))
+        for name in (n for n, kind in racks if kind == "infrastructure" and n in new):
+            spot = next(s for s in near if s not in used)
+            out[name] = spot
+            used.add(spot)
+    spots = iter(s for s in free if s not in used)
+    for name in new:
+        if name not in out:
+            spot = next(spots)
+            while spot in used:
+                spot = next(spots)
+            out[name] = spot
+            used.add(spot)
     return out
