@@ -7,6 +7,7 @@
 #
 #   lab.sh image                 build (or reuse) the cached rootfs + offline apt repo
 #   lab.sh up INVENTORY_DIR      boot one container per slurm_cluster host of INVENTORY_DIR
+#   lab.sh add INVENTORY_DIR     boot containers for its hosts the running lab lacks (growth)
 #   lab.sh playbook INV [ARG...] run ansible/site.yml against the lab (lab-vars.yml applied)
 #   lab.sh ops CMD [ARG...]      run CMD in the control-node namespace
 #   lab.sh ssh [USER@]HOST CMD...  run CMD on a lab host (as root, or alice/bob)
@@ -196,58 +197,92 @@ cmd_up() {
     ip -n "$NS-ops" addr add "$OPS_ADDR/24" dev eth0
     ip -n "$NS-ops" link set eth0 up
 
-    local name addr frontend rails n=0 binds=()
-    for ((i = 0; i < GPU_COUNT; i++)); do
-        binds+=("--bind-ro=$RUN/fakedev/nvidia$i:/dev/nvidia$i")
-    done
+    local name addr frontend rails n=0
     while read -r name addr frontend rails; do
         n=$((n + 1))
-        local c=$RUN/c/$name
-        mkdir -p "$c/upper" "$c/work" "$c/root"
-        ip netns add "$NS-$name"
-        ip -n "$NS-br" link add "vh$n" type veth peer name eth0 netns "$NS-$name"
-        ip -n "$NS-br" link set "vh$n" master br0 up
-        ip -n "$NS-$name" link set lo up
-        ip -n "$NS-$name" addr add "$addr/24" dev eth0
-        ip -n "$NS-$name" link set eth0 up
-        add_stand_ins "$name" "$frontend" "$rails"
-        mount -t overlay overlay -o "lowerdir=$img/rootfs,upperdir=$c/upper,workdir=$c/work" "$c/root"
-        echo "$name" >"$c/root/etc/hostname"
-        systemd-id128 new >"$c/root/etc/machine-id"
-        install -m 600 "$RUN/id_ed25519.pub" "$c/root/root/.ssh/authorized_keys"
-        writable_cgroups "$c/root"
-        local user
-        for user in "${LAB_USERS[@]}"; do
-            install -m 600 -o "${user#*:}" -g "${user#*:}" "$RUN/id_ed25519.pub" \
-                "$c/root/home/${user%%:*}/.ssh/authorized_keys"
-        done
-        # Each container gets its own cgroup (name=systemd and unified hierarchies): with
-        # --keep-unit, nspawn puts its supervisor and payload below the caller's cgroup, and
-        # containers started from one cgroup would share a payload tree.
-        local cgs=() hier
-        for hier in "${CG_HIERARCHIES[@]}"; do
-            if [[ -d $hier ]]; then mkdir -p "$hier/$CG_NAME/$name"; cgs+=("$hier/$CG_NAME/$name"); fi
-        done
-        (
-            for hier in "${cgs[@]}"; do echo "$BASHPID" >"$hier/cgroup.procs"; done
-            # CAP_NET_ADMIN (on the container's own network namespace) for systemd-networkd;
-            # /shared stands in for the NFS export (StateSaveLocation); the stub GPU and
-            # fabric tools of the acceptance ladder (tests/lab/stubs) are read-only.
-            exec setsid systemd-nspawn --quiet -D "$c/root" \
-                --boot --machine="$name" --hostname="$name" \
-                --register=no --keep-unit --console=passive \
-                --network-namespace-path="/run/netns/$NS-$name" \
-                --capability=CAP_NET_ADMIN \
-                --bind="$RUN/shared:/shared" \
-                --bind-ro="$HERE/stubs:/usr/local/libexec/podplan-stubs" \
-                --bind-ro="$img/repo:/srv/localrepo" "${binds[@]}"
-        ) </dev/null >"$c/nspawn.log" 2>&1 3>&- &
-        echo $! >"$c/pid"
+        boot_host "$img" "$n" "$name" "$addr" "$frontend" "$rails"
     done <"$RUN/hosts.txt"
     log "booting $n containers"
     wait_ssh
     log "lab is up: $(awk '{printf "%s=%s ", $1, $2}' "$RUN/hosts.txt")"
     trap - EXIT INT TERM
+}
+
+# Boot one container: its namespace joined to the bridge as veth vh<N>, the stand-in
+# links, an overlay on the image, its identity and keys, then systemd-nspawn in the
+# background (its pid in $RUN/c/<name>/pid).
+boot_host() {
+    local img=$1 n=$2 name=$3 addr=$4 frontend=$5 rails=$6 i binds=()
+    for ((i = 0; i < GPU_COUNT; i++)); do
+        binds+=("--bind-ro=$RUN/fakedev/nvidia$i:/dev/nvidia$i")
+    done
+    local c=$RUN/c/$name
+    mkdir -p "$c/upper" "$c/work" "$c/root"
+    ip netns add "$NS-$name"
+    ip -n "$NS-br" link add "vh$n" type veth peer name eth0 netns "$NS-$name"
+    ip -n "$NS-br" link set "vh$n" master br0 up
+    ip -n "$NS-$name" link set lo up
+    ip -n "$NS-$name" addr add "$addr/24" dev eth0
+    ip -n "$NS-$name" link set eth0 up
+    add_stand_ins "$name" "$frontend" "$rails"
+    mount -t overlay overlay -o "lowerdir=$img/rootfs,upperdir=$c/upper,workdir=$c/work" "$c/root"
+    echo "$name" >"$c/root/etc/hostname"
+    systemd-id128 new >"$c/root/etc/machine-id"
+    install -m 600 "$RUN/id_ed25519.pub" "$c/root/root/.ssh/authorized_keys"
+    writable_cgroups "$c/root"
+    local user
+    for user in "${LAB_USERS[@]}"; do
+        install -m 600 -o "${user#*:}" -g "${user#*:}" "$RUN/id_ed25519.pub" \
+            "$c/root/home/${user%%:*}/.ssh/authorized_keys"
+    done
+    # Each container gets its own cgroup (name=systemd and unified hierarchies): with
+    # --keep-unit, nspawn puts its supervisor and payload below the caller's cgroup, and
+    # containers started from one cgroup would share a payload tree.
+    local cgs=() hier
+    for hier in "${CG_HIERARCHIES[@]}"; do
+        if [[ -d $hier ]]; then mkdir -p "$hier/$CG_NAME/$name"; cgs+=("$hier/$CG_NAME/$name"); fi
+    done
+    (
+        for hier in "${cgs[@]}"; do echo "$BASHPID" >"$hier/cgroup.procs"; done
+        # CAP_NET_ADMIN (on the container's own network namespace) for systemd-networkd;
+        # /shared stands in for the NFS export (StateSaveLocation); the stub GPU and
+        # fabric tools of the acceptance ladder (tests/lab/stubs) are read-only.
+        exec setsid systemd-nspawn --quiet -D "$c/root" \
+            --boot --machine="$name" --hostname="$name" \
+            --register=no --keep-unit --console=passive \
+            --network-namespace-path="/run/netns/$NS-$name" \
+            --capability=CAP_NET_ADMIN \
+            --bind="$RUN/shared:/shared" \
+            --bind-ro="$HERE/stubs:/usr/local/libexec/podplan-stubs" \
+            --bind-ro="$img/repo:/srv/localrepo" "${binds[@]}"
+    ) </dev/null >"$c/nspawn.log" 2>&1 3>&- &
+    echo $! >"$c/pid"
+}
+
+# Racking new machines into the running lab: boot a container for every host of
+# INVENTORY_DIR that has none yet (the grown plan's new nodes); running ones are left alone.
+cmd_add() {
+    need_root
+    local inventory=${1:?usage: lab.sh add INVENTORY_DIR}
+    [[ -f $RUN/hosts.txt ]] || die "no lab is up (lab.sh up first)"
+    local img n name addr frontend rails added=()
+    img=$(cat "$RUN/image")
+    n=$(wc -l <"$RUN/hosts.txt")
+    while read -r name addr frontend rails; do
+        if awk -v h="$name" '$1 == h {found = 1} END {exit !found}' "$RUN/hosts.txt"; then
+            [[ $(awk -v h="$name" '$1 == h {print $2}' "$RUN/hosts.txt") == "$addr" ]] ||
+                die "$name moved to $addr: a running host keeps its address"
+            continue
+        fi
+        n=$((n + 1))
+        echo "$name $addr $frontend $rails" >>"$RUN/hosts.txt"
+        boot_host "$img" "$n" "$name" "$addr" "$frontend" "$rails"
+        added+=("$name")
+    done < <(python3 "$HERE/labhelper.py" hosts "$inventory")
+    ((${#added[@]})) || { log "no new hosts in $inventory"; return 0; }
+    log "booting ${added[*]}"
+    wait_ssh
+    log "added: ${added[*]}"
 }
 
 # Interfaces the containers cannot have: veth pairs (this kernel loads no modules, so no
@@ -271,6 +306,9 @@ add_stand_ins() {
 # proctrack/cgroup needs freezer and ConstrainDevices needs devices, both of which can be
 # remounted read-write from inside (memory cannot: "busy"). A unit in each container does
 # that at boot; Slurm then names its cgroups slurm_<node>, so containers never collide.
+# Only the mount's own flag changes (remount,bind): a plain remount reconfigures the
+# hierarchy, which the kernel refuses (EBUSY) once it holds cgroups, as it does when
+# `lab.sh add` boots a container after Slurm runs on the others.
 writable_cgroups() {
     local root=$1 unit=podplan-lab-cgroups.service
     cat >"$root/etc/systemd/system/$unit" <<'EOF'
@@ -282,8 +320,8 @@ After=sysinit.target
 [Service]
 Type=oneshot
 RemainAfterExit=yes
-ExecStart=/bin/mount -o remount,rw /sys/fs/cgroup/freezer
-ExecStart=/bin/mount -o remount,rw /sys/fs/cgroup/devices
+ExecStart=/bin/mount -o remount,bind,rw /sys/fs/cgroup/freezer
+ExecStart=/bin/mount -o remount,bind,rw /sys/fs/cgroup/devices
 
 [Install]
 WantedBy=multi-user.target
@@ -400,9 +438,10 @@ cmd_ssh() {
 case ${1:-} in
 image) cmd_image ;;
 up) shift; cmd_up "$@" ;;
+add) shift; cmd_add "$@" ;;
 down) cmd_down ;;
 ops) shift; cmd_ops "$@" ;;
 playbook) shift; cmd_playbook "$@" ;;
 ssh) shift; cmd_ssh "$@" ;;
-*) sed -n '2,16p' "$0" >&2; exit 2 ;;
+*) sed -n '2,17p' "$0" >&2; exit 2 ;;
 esac

@@ -52,8 +52,7 @@ def seconds(op: str, size: float, nodes: int, node: Node, device: Device,
     if op in ("all_gather", "reduce_scatter"):
         return coll.all_gather(size, ranks, link, eff)
     if op == "alltoall":
-        intra = coll.intra_node_bw(node.gpus, node, device, eff)
-        return coll.all_to_all(size, ranks, node.gpus, intra, coll.rail_bw(node, eff), eff)
+        return coll.all_to_all(size, ranks, 1, node, device, eff)
     raise ValueError(f"unknown collective '{op}' (one of {', '.join(OPS)})")
 
 
