@@ -7,6 +7,7 @@ they run without Slurm (the nccl-tests stubs need scontrol and run in the lab on
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 from pathlib import Path
 
@@ -50,11 +51,33 @@ def test_stub_dcgmi_prints_diag_json() -> None:
     assert {r.test for r in membw.results} == {"memory_bandwidth"}
 
 
-def test_stub_ib_write_bw_is_slow_on_the_lab_port_only() -> None:
-    args = ["--report_gbits", "-s", "1048576", "-n", "5000", "-F", "localhost"]
-    fast = parse_write_bw(_stub("ib_write_bw", "-d", "mlx5_2", "-p", "18517", *args).stdout, "f")
-    assert fast.gbps == 392.4 and fast.device == "mlx5_2"
-    server = _stub("ib_write_bw", "-d", "mlx5_2", "-p", "18517", "--report_gbits")
-    assert server.returncode == 0 and "Waiting for client" in server.stdout
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _ib_pair(device: str, port: int) -> tuple[subprocess.CompletedProcess[str], str]:
+    """A stub server and its client on this machine, meeting over TCP like the real tool."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    server = subprocess.Popen([str(STUBS / "ib_write_bw"), "-d", device, "-p", str(port),
+                               "--report_gbits"], text=True, stdout=subprocess.PIPE, env=env)
+    client = _stub("ib_write_bw", "-d", device, "-p", str(port), "--report_gbits", "-s",
+                   "1048576", "-n", "5000", "-F", "localhost")
+    out, _ = server.communicate(timeout=30)
+    assert server.returncode == 0, out
+    return client, out
+
+
+def test_stub_ib_write_bw_server_and_client_meet_over_tcp() -> None:
+    client, server_out = _ib_pair("mlx5_2", _free_port())
+    fast = parse_write_bw(client.stdout, "f")
+    assert client.returncode == 0 and fast.gbps == 392.4 and fast.device == "mlx5_2"
+    assert "Waiting for client" in server_out, "the server exits once its client is done"
+
+
+def test_stub_ib_write_bw_client_without_its_server_fails_like_the_tool() -> None:
+    alone = _stub("ib_write_bw", "-d", "mlx5_2", "-p", str(_free_port()), "localhost")
+    assert alone.returncode == 1 and "Couldn't connect to localhost" in alone.stderr
     gone = _stub("ib_write_bw", "-d", "mlx5_2", "nosuchhost.invalid")
     assert gone.returncode == 1 and "Couldn't connect" in gone.stderr
