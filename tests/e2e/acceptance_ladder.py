@@ -45,7 +45,14 @@ def _scontrol_wrapper(tmp: Path, login: str) -> Path:
     return path
 
 
-def _run_ladder(lab: Lab) -> Path:
+def _slurm_view(lab: Lab, login: str) -> str:
+    """What Slurm says about the nodes and jobs, for a failure message."""
+    return lab.ssh(login, "sinfo --Node --format='%N %T %E'; squeue --all; "
+                          "sacct --allocations --starttime=today --format=JobID,JobName,State,"
+                          "Start,End,NodeList").stdout
+
+
+def _run_ladder(lab: Lab, login: str) -> Path:
     runs = lab.inventory / ".acceptance" / "runs"
     before = set(runs.iterdir()) if runs.is_dir() else set()
     recap = lab.playbook("performance ladder", "--tags", "acceptance",
@@ -56,7 +63,7 @@ def _run_ladder(lab: Lab) -> Path:
     assert len(new) == 1 and new[0].is_dir(), f"one new run directory expected: {new}"
     report = json.loads((lab.inventory / ".acceptance" / "report.json").read_text())
     statuses = {r["name"]: r["status"] for r in report["rungs"] if r["name"] in PERF_RUNGS}
-    assert statuses == PERF_RUNGS, report["rungs"]
+    assert statuses == PERF_RUNGS, f"{report['rungs']}\n{_slurm_view(lab, login)}"
     return new[0]
 
 
@@ -111,7 +118,7 @@ def _check_calibrate(report: Path, tmp: Path) -> None:
 def check_performance_ladder(lab: Lab, tmp: Path, login: str, compute: list[str]) -> None:
     """The performance rungs in the lab, then accept, drain and calibrate on what they
     collected (timed as ``performance ladder`` plus ``accept``)."""
-    run = _run_ladder(lab)
+    run = _run_ladder(lab, login)
     _check_collected(run, compute)
     start = time.monotonic()
     report = _check_accept(run, tmp, login, lab)

@@ -35,23 +35,25 @@ def _factor(op: str, ranks: int) -> float:
 
 
 def nccl_report(op: str, hosts: list[str], gpus_per_node: int, busbw: dict[int, float],
-                wrong: int = 0, pid: int = 41000) -> str:
+                wrong: int = 0, pid: int = 41000, gpus_per_rank: int = 1) -> str:
     """nccl-tests 2.17 output (src/util.cu: writeDeviceReport, writeResultHeader,
-    writeBenchmarkLine*, writeResultFooter) for ``-b 8 -e 8G -f 2 -g 1``; ``busbw`` maps
-    sizes to GB/s (sizes not given are not printed)."""
+    writeBenchmarkLine*, writeResultFooter) for ``-b 8 -e 8G -f 2 -g <gpus_per_rank>`` (a
+    device line per GPU, its process's pid); ``busbw`` maps sizes to GB/s (sizes not given
+    are not printed)."""
     ranks = len(hosts) * gpus_per_node
     out = [
         "# nccl-tests version 2.17.6 nccl-headers=22707 nccl-library=22707",
         f"# Collective test starting: {op}_perf",
-        "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 "
-        "iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0",
+        f"# nThread 1 nGpus {gpus_per_rank} minBytes 8 maxBytes 8589934592 step: 2(factor) "
+        "warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0",
         "#",
         "# Using devices",
     ]
     for r in range(ranks):
         host, dev = hosts[r // gpus_per_node], r % gpus_per_node
         out.append("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s"
-                   % (r, 0, pid + r, host, dev, 0, BUSES[dev % 8], 0, "NVIDIA H100 80GB HBM3"))
+                   % (r, 0, pid + r // gpus_per_rank, host, dev, 0, BUSES[dev % 8], 0,
+                      "NVIDIA H100 80GB HBM3"))
     blank = ("", "", "", "", "")
     out += [
         "#",
