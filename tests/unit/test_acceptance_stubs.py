@@ -62,18 +62,20 @@ def _ib_pair(device: str, port: int) -> tuple[subprocess.CompletedProcess[str], 
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     server = subprocess.Popen([str(STUBS / "ib_write_bw"), "-d", device, "-p", str(port),
                                "--report_gbits"], text=True, stdout=subprocess.PIPE, env=env)
+    assert server.stdout is not None
+    banner = "".join(iter(server.stdout.readline, "* Waiting for client to connect... *\n"))
     client = _stub("ib_write_bw", "-d", device, "-p", str(port), "--report_gbits", "-s",
                    "1048576", "-n", "5000", "-F", "localhost")
-    out, _ = server.communicate(timeout=30)
-    assert server.returncode == 0, out
-    return client, out
+    out = server.stdout.read()
+    assert server.wait(timeout=30) == 0, out
+    return client, banner + out
 
 
 def test_stub_ib_write_bw_server_and_client_meet_over_tcp() -> None:
     client, server_out = _ib_pair("mlx5_2", _free_port())
     fast = parse_write_bw(client.stdout, "f")
     assert client.returncode == 0 and fast.gbps == 392.4 and fast.device == "mlx5_2"
-    assert "Waiting for client" in server_out, "the server exits once its client is done"
+    assert "RDMA_Write BW Test" in server_out, "the server exits once its client is done"
 
 
 def test_stub_ib_write_bw_client_without_its_server_fails_like_the_tool() -> None:
