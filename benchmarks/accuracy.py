@@ -23,6 +23,7 @@ from generator.sizing.model.efficiency import Efficiency, default_efficiency
 UNITS = {
     "tok_s_gpu": "tok/s/GPU", "tflops_model": "TFLOP/s", "tflops_hw": "hwTFLOP/s",
     "s_iter": "s/iter", "minutes": "min", "out_tok_s": "out tok/s",
+    "tpot_ms": "ms TPOT", "ttft_ms": "ms TTFT",
 }
 TARGETS = {"in-sample": (0.08, 0.85), "leave-one-source-out": (0.12, 0.75)}
 """(median |error| at most, share within +-20 % at least), overall."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import math
+from pathlib import Path
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -55,9 +56,20 @@ PARAMS: tuple[Param, ...] = (
     Param(STEP_OVERHEAD, 0.0, 5.0, 0.05),
     Param(("network.fabric_efficiency",), 0.4, 0.95, 0.7),
     Param(("network.hop_latency_s",), 1e-6, 3e-5, 5e-6),
-    Param(("inference.prefill_efficiency", "inference.decode_efficiency"), 0.2, 0.95, 0.6),
-    Param(("inference.step_overhead_s",), 0.0, 0.02, 0.003),
 )
+INFERENCE_PARAMS: tuple[Param, ...] = (
+    Param(("inference.hbm_efficiency",), 0.5, 0.95, 0.8),
+    Param(("inference.gemm_efficiency",), 0.2, 0.95, 0.6),
+    Param(("inference.attention_efficiency",), 0.1, 0.95, 0.4),
+    Param(("inference.fp8_speedup",), 1.0, 2.0, 1.6),
+    Param(("inference.expert_gemm_efficiency",), 0.3, 1.0, 0.8),
+    Param(("inference.step_overhead_s",), 0.0, 0.02, 0.002),
+    Param(("inference.sequence_overhead_s",), 0.0, 1e-4, 5e-6),
+)
+"""Serving parameters: fitted in a second stage on the inference rows only, the training
+parameters held at their fitted values (and training rows never see these), so the two
+stages' values stay disjoint."""
+ALL_PARAMS = PARAMS + INFERENCE_PARAMS
 
 PENALTY_BEYOND = math.log(1.25)
 PRIOR_WEIGHT = 0.002
@@ -111,10 +123,11 @@ def put(doc: dict[str, Any], path: str, value: float) -> None:
     node[last] = value
 
 
-def apply(doc: dict[str, Any], values: Sequence[float]) -> dict[str, Any]:
+def apply(doc: dict[str, Any], values: Sequence[float],
+          params: tuple[Param, ...] = PARAMS) -> dict[str, Any]:
     """A copy of ``doc`` with the fitted values written in."""
     out = copy.deepcopy(doc)
-    for p, v in zip(PARAMS, values, strict=True):
+    for p, v in zip(params, values, strict=True):
         for path in p.paths:
             put(out, path, v)
     return out
@@ -130,10 +143,10 @@ def loss(rows: list[Row]) -> float:
     return total / len(rows)
 
 
-def prior_penalty(values: Sequence[float]) -> float:
+def prior_penalty(values: Sequence[float], params: tuple[Param, ...] = PARAMS) -> float:
     """Weighted squared distance from the priors (log scale where the range allows)."""
     total = 0.0
-    for p, v in zip(PARAMS, values, strict=True):
+    for p, v in zip(params, values, strict=True):
         if p.low > 0 and p.prior > 0:
             d = math.log(v / p.prior) / math.log(2.0)
         else:
@@ -142,27 +155,34 @@ def prior_penalty(values: Sequence[float]) -> float:
     return PRIOR_WEIGHT * total
 
 
-def make_objective(doc: dict[str, Any], cases: list[Case]) -> Callable[[Sequence[float]], float]:
+def make_objective(
+    doc: dict[str, Any], cases: list[Case], params: tuple[Param, ...] = PARAMS
+) -> Callable[[Sequence[float]], float]:
     def objective(values: Sequence[float]) -> float:
-        eff = from_mapping(apply(doc, values))
-        return loss([Row(c, predict(c, eff)) for c in cases]) + prior_penalty(values)
+        eff = from_mapping(apply(doc, values, params))
+        return loss([Row(c, predict(c, eff)) for c in cases]) + prior_penalty(values, params)
 
     return objective
 
 
-def _clip(x: list[float]) -> list[float]:
-    return [min(max(v, p.low), p.high) for v, p in zip(x, PARAMS, strict=True)]
+def _clip_to(x: list[float], params: tuple[Param, ...]) -> list[float]:
+    return [min(max(v, p.low), p.high) for v, p in zip(x, params, strict=True)]
 
 
 def nelder_mead(
-    f: Callable[[Sequence[float]], float], x0: list[float], iterations: int, scale: float = 0.15
+    f: Callable[[Sequence[float]], float], x0: list[float], iterations: int, scale: float = 0.15,
+    params: tuple[Param, ...] = PARAMS,
 ) -> tuple[list[float], float]:
     """Bounded Nelder-Mead (points are clipped into the box)."""
     n = len(x0)
+
+    def _clip(x: list[float]) -> list[float]:
+        return _clip_to(x, params)
+
     simplex = [_clip(list(x0))]
     for i in range(n):
         x = list(x0)
-        x[i] = x[i] * (1 + scale) if x[i] else scale * (PARAMS[i].high - PARAMS[i].low)
+        x[i] = x[i] * (1 + scale) if x[i] else scale * (params[i].high - params[i].low)
         simplex.append(_clip(x))
     values = [f(x) for x in simplex]
     for _ in range(iterations):
@@ -205,14 +225,36 @@ class Budget:
     restarts: int = 3
 
 
-def fit(doc: dict[str, Any], cases: list[Case], budget: Budget) -> tuple[list[float], float]:
-    """Fitted values (from the priors) and the final loss."""
-    objective = make_objective(doc, cases)
-    x = [p.prior for p in PARAMS]
+def fit(doc: dict[str, Any], cases: list[Case], budget: Budget,
+        params: tuple[Param, ...] = PARAMS) -> tuple[list[float], float]:
+    """Fitted values of ``params`` (from their priors) on ``cases``, and the final loss."""
+    objective = make_objective(doc, cases, params)
+    x = [p.prior for p in params]
     best = objective(x)
     for r in range(budget.restarts):
-        x, best = nelder_mead(objective, x, budget.iterations, scale=0.25 / (r + 1))
+        x, best = nelder_mead(objective, x, budget.iterations, scale=0.25 / (r + 1),
+                              params=params)
     return x, best
+
+
+def training_cases(cases: list[Case]) -> list[Case]:
+    return [c for c in cases if c.inference is None]
+
+
+def inference_cases(cases: list[Case]) -> list[Case]:
+    return [c for c in cases if c.inference is not None]
+
+
+def fit_inference(doc: dict[str, Any], cases: list[Case], budget: Budget) -> dict[str, Any]:
+    """Stage 2: the serving parameters on the inference rows, everything else as in ``doc``."""
+    values, _ = fit(doc, inference_cases(cases), budget, INFERENCE_PARAMS)
+    return apply(doc, values, INFERENCE_PARAMS)
+
+
+def fit_all(doc: dict[str, Any], cases: list[Case], budget: Budget) -> dict[str, Any]:
+    """Stage 1 (training parameters on training rows), then stage 2 on top of it."""
+    values, _ = fit(doc, training_cases(cases), budget)
+    return fit_inference(apply(doc, values), cases, budget)
 
 
 def source_groups(cases: list[Case]) -> dict[str, list[Case]]:
@@ -224,12 +266,20 @@ def source_groups(cases: list[Case]) -> dict[str, list[Case]]:
 
 
 def _fold(args: tuple[dict[str, Any], str, Budget]) -> list[tuple[str, Prediction]]:
+    """One publication held out. Training rows: stage 1 refitted without it. Inference rows:
+    stage 2 refitted without it on top of ``doc``'s training values (stage 1 never sees an
+    inference row, so those values already exclude the held-out publication)."""
     doc, held_out, budget = args
     cases = load_cases(from_mapping(doc))
-    train = [c for c in cases if c.source != held_out]
-    values, _ = fit(doc, train, budget)
-    eff = from_mapping(apply(doc, values))
-    return [(c.id, predict(c, eff)) for c in cases if c.source == held_out]
+    rest = [c for c in cases if c.source != held_out]
+    held = [c for c in cases if c.source == held_out]
+    if all(c.inference is not None for c in held):
+        values, _ = fit(doc, inference_cases(rest), budget, INFERENCE_PARAMS)
+        eff = from_mapping(apply(doc, values, INFERENCE_PARAMS))
+    else:
+        values, _ = fit(doc, training_cases(rest), budget)
+        eff = from_mapping(apply(doc, values))
+    return [(c.id, predict(c, eff)) for c in held]
 
 
 def held_out(source: str, doc: dict[str, Any] | None = None,
@@ -241,11 +291,17 @@ def held_out(source: str, doc: dict[str, Any] | None = None,
 
 
 def leave_one_source_out(
-    doc: dict[str, Any] | None = None, budget: Budget | None = None, jobs: int = 1
+    doc: dict[str, Any] | None = None, budget: Budget | None = None, jobs: int = 1,
+    stage: str = "all",
 ) -> list[Row]:
-    """Every row predicted by a fit that never saw its publication (rows in file order)."""
+    """Every row predicted by a fit that never saw its publication (rows in file order);
+    ``stage``: ``training`` or ``inference`` rows only (``all``: both)."""
     base = doc or read_mapping()
     cases = load_cases(from_mapping(base))
+    if stage == "inference":
+        cases = inference_cases(cases)
+    elif stage == "training":
+        cases = training_cases(cases)
     plan = [(base, source, budget or Budget()) for source in source_groups(cases)]
     if jobs > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
@@ -254,3 +310,26 @@ def leave_one_source_out(
         folds = [_fold(p) for p in plan]
     predicted = {cid: p for fold in folds for cid, p in fold}
     return [Row(c, predicted[c.id]) for c in cases]
+
+
+TRAINING_LOSO_FILE = Path(__file__).resolve().parent / "data" / "crossval_training.csv"
+"""Stage 1's leave-one-source-out predictions, one per training row, as ``fit.py`` last
+computed them: ``--stage inference`` reuses them (the training stage did not change)."""
+
+
+def write_training_loso(rows: list[Row]) -> None:
+    """Record the training rows' cross-validated predictions."""
+    lines = ["id,predicted,layout,fits"]
+    lines += [f"{r.case.id},{r.prediction.value!r},{r.prediction.layout},{int(r.prediction.fits)}"
+              for r in rows if r.case.inference is None]
+    TRAINING_LOSO_FILE.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def recorded_training_loso(cases: list[Case]) -> list[Row]:
+    """The training rows' recorded cross-validated predictions (file order)."""
+    text = TRAINING_LOSO_FILE.read_text(encoding="utf-8").splitlines()[1:]
+    recorded = {}
+    for line in text:
+        cid, value, layout, fits = line.split(",")
+        recorded[cid] = Prediction(float(value), layout, fits == "1", None)
+    return [Row(c, recorded[c.id]) for c in training_cases(cases)]

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.crossval import PARAMS
+from benchmarks.crossval import ALL_PARAMS
 
-FITTED = {path for p in PARAMS for path in p.paths}
+FITTED = {path for p in ALL_PARAMS for path in p.paths}
 
 
 def _num(x: Any) -> str:
@@ -99,10 +99,16 @@ COMMENTS: dict[str, list[str]] = {
         "# NeMo P-tuning (10 virtual tokens, prompt-encoder bottleneck 1024).",
     ],
     "inference": [
-        "# Serving (calibrated on TensorRT-LLM max-throughput runs): HBM share for decode reads,",
-        "# fraction of peak for prefill and decode GEMMs (fp8 gain: compute.fp8_speedup),",
-        "# scheduler batch cap (trtllm-bench's default max batch),",
-        "# fixed time per decode iteration, memory headroom and per-GPU overhead.",
+        "# Serving (sizing/inference/; fitted in their own stage on the inference rows):",
+        "# HBM share for weight and KV reads; fraction of the bf16 peak for serving GEMMs and",
+        "# for attention; static-scaled fp8 GEMM gain (its own, not training's); MoE grouped",
+        "# GEMMs relative to dense ones (routing, permutation); scheduler time per engine",
+        "# iteration and per sequence in flight. max_batch / max_num_tokens: the engine's batch and per-iteration token",
+        "# limits (TensorRT-LLM defaults 2048 / 8192). runtime_reserve_gib: CUDA context, NCCL",
+        "# and workspaces. KV cache: TensorRT-LLM KvCacheConfig.free_gpu_memory_fraction of the",
+        "# memory free after weights (default 0.9); vLLM gpu_memory_utilization of the total",
+        "# (default 0.9), weights and activations inside it. Memory is what CUDA reports",
+        "# (gpus.yaml memory_total_mib).",
     ],
 }
 SECTIONS = ("compute", "memory", "network", "overlap", "frameworks", "calibration_stacks",
