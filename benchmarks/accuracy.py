@@ -6,7 +6,10 @@ predicted like a measurement the model has never seen). Prints every row, then p
 (the file's categories and the coverage tags of the newer rows) the median |error|, the
 share within +-20 % and the worst row, both ways, against the targets.
 
-``python -m benchmarks.accuracy [--in-sample-only] [--jobs N]``
+Inference rows get their own groups (dense throughput per TP, long inputs, latency, MoE
+serving, multi-node, FP8/BF16); rows the engine cannot express yet are listed with why.
+
+``python -m benchmarks.accuracy [--in-sample-only | --inference-only] [--jobs N]``
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import math
 import statistics
 import sys
 
-from benchmarks.calibration import load_cases, predict
+from benchmarks.calibration import load_cases, predict, unscored_rows
 from benchmarks.crossval import Budget, Row, leave_one_source_out
 from generator.sizing.model.efficiency import Efficiency, default_efficiency
 
@@ -129,13 +132,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--in-sample-only", action="store_true",
                     help="skip the leave-one-source-out refits (minutes)")
+    ap.add_argument("--inference-only", action="store_true",
+                    help="the inference rows only, cross-validated on the serving stage")
     ap.add_argument("--jobs", type=int, default=1, help="processes for the refits")
     ap.add_argument("--iterations", type=int, default=Budget.iterations)
     ap.add_argument("--restarts", type=int, default=Budget.restarts)
     args = ap.parse_args(argv)
     rows = evaluate()
+    stage = "all"
+    if args.inference_only:
+        rows, stage = [r for r in rows if r.case.inference is not None], "inference"
     loso = None if args.in_sample_only else leave_one_source_out(
-        budget=Budget(args.iterations, args.restarts), jobs=args.jobs)
+        budget=Budget(args.iterations, args.restarts), jobs=args.jobs, stage=stage)
     print(format_rows(rows, loso))
     print()
     print(format_groups(rows, loso))
@@ -143,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     print(verdict("in-sample", rows))
     if loso is not None:
         print(verdict("leave-one-source-out", loso))
+    print()
+    for cid, why in unscored_rows(default_efficiency()):
+        print(f"not scored: {cid:>4}  {why}")
     s = summary(rows)
     print(f"seed formula: median |error| {100 * s['seed_median']:.1f} %, worst "
           f"{100 * s['seed_worst']:.0f} % over {int(s['seed_rows'])} training rows "

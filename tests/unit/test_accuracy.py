@@ -18,8 +18,9 @@ import pytest
 import yaml
 
 from benchmarks.accuracy import evaluate, summary
-from benchmarks.calibration import load_rows
+from benchmarks.calibration import load_rows, unscored_rows
 from benchmarks.crossval import Budget, Row, held_out
+from generator.sizing.model.efficiency import default_efficiency
 from generator.sizing.uncertainty import UNCERTAINTY_FILE
 
 IN_SAMPLE_MEDIAN = 0.08
@@ -49,7 +50,13 @@ KNOWN_MISSES = {
     "D10": DELL_SFT, "D13": DELL_SFT,
     "T044": HF_FIXED_COST,
     "T054": "Oracle's MLPerf v5.0 LoRA run is 30 % slower than Azure's identical one (T053)",
+    "I48": "TensorRT-LLM 0.14 + Triton, 500 requests sent at once: 1.5x slower than the "
+           "prefill-then-decode burst model says, where the same table's 467/256 burst (I43) "
+           "is within 10 %; per-request serving overhead of that Triton release",
 }
+INFERENCE_MEDIAN = 0.09
+INFERENCE_WITHIN20 = 0.85
+"""In-sample on the 44 scored inference rows (the shipped fit: 8.4 %, 89 %)."""
 
 
 @pytest.fixture(scope="module")
@@ -63,10 +70,20 @@ def recorded() -> dict[str, float]:
     return {k: float(v) for k, v in doc["scores"].items()}
 
 
-def test_every_row_is_predicted(rows: list[Row]) -> None:
-    assert len(rows) == len(load_rows()) >= 125
+def test_every_row_is_predicted_or_named(rows: list[Row]) -> None:
+    """Every row is scored, or listed with the reason the engine cannot express it yet."""
+    unscored = unscored_rows(default_efficiency())
+    assert len(rows) + len(unscored) == len(load_rows()) >= 220
     assert sum(r.case.inference is None for r in rows) >= 100
+    assert sum(r.case.inference is not None for r in rows) >= 40
     assert all(math.isfinite(r.prediction.value) and r.prediction.value > 0 for r in rows)
+    assert all(why for _, why in unscored)
+
+
+def test_inference_in_sample(rows: list[Row]) -> None:
+    s = summary([r for r in rows if r.case.inference is not None])
+    assert s["median"] <= INFERENCE_MEDIAN
+    assert s["within20"] >= INFERENCE_WITHIN20
 
 
 def test_in_sample_targets(rows: list[Row]) -> None:
@@ -88,7 +105,8 @@ def test_recorded_cross_validation_matches_the_data_and_holds() -> None:
     """uncertainty.yaml was written from the current calibration file (same row count) and
     the model achieved at least what this test records."""
     scores = recorded()
-    assert int(scores["rows"]) == len(load_rows()), "calibration changed: rerun benchmarks.fit"
+    scored = len(load_rows()) - len(unscored_rows(default_efficiency()))
+    assert int(scores["rows"]) == scored, "calibration changed: rerun benchmarks.fit"
     assert scores["median_abs_error"] <= LOSO_MEDIAN
     assert scores["within_20pct"] >= LOSO_WITHIN20
 
