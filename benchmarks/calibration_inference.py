@@ -28,14 +28,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from benchmarks.calibration import Case, Prediction, _hardware, _int, _setup, _tags
-from benchmarks.calibration import architecture, normalise_source
+from benchmarks.calibration import (
+    Case,
+    Prediction,
+    _hardware,
+    _int,
+    _setup,
+    _tags,
+    architecture,
+    normalise_source,
+)
 from generator.catalog.load import Catalog
 from generator.sizing.inference import (
     InferenceJob,
-    cycle_s,
     Layout,
     Point,
+    cycle_s,
     latency_point,
     loaded_point,
     max_batch,

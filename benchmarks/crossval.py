@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import copy
 import math
-from pathlib import Path
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from benchmarks.calibration import Case, Prediction, load_cases, predict

@@ -29,7 +29,6 @@ from generator.sizing.model.efficiency import Efficiency
 from generator.sizing.model.hardware import Device, Node
 from generator.sizing.model.params import embedding_params, expert_params, total_params
 
-
 EXPERT_TOKENS_HALF = 16.0
 """Tokens per expert at which a grouped MoE GEMM reaches half its large-batch speed (one
 64-row tile a quarter full on Hopper's wgmma); below it, expert GEMMs are latency-bound."""
@@ -56,7 +55,8 @@ def touched(arch: Architecture, tokens: float) -> float:
     """Expected share of a layer's experts that ``tokens`` tokens route to (top-k of E)."""
     if arch.experts <= 1:
         return 1.0
-    return 1.0 - (1.0 - arch.top_k / arch.experts) ** max(tokens, 0.0)
+    miss: float = (1.0 - arch.top_k / arch.experts) ** max(tokens, 0.0)
+    return 1.0 - miss
 
 
 def mean_context(job: InferenceJob) -> float:
