@@ -18,9 +18,18 @@ from functools import cache
 import pytest
 import yaml
 
-from benchmarks.accuracy import dense, evaluate, is_moe, summary
-from benchmarks.calibration import load_rows
-from benchmarks.crossval import STAGES, Budget, Row, held_out
+from benchmarks.accuracy import evaluate, summary
+from benchmarks.calibration import load_rows, unscored_rows
+from benchmarks.crossval import (
+    STAGES,
+    Budget,
+    Row,
+    held_out,
+    is_dense_case,
+    is_inference_case,
+    is_moe_case,
+)
+from generator.sizing.model.efficiency import default_efficiency
 from generator.sizing.uncertainty import UNCERTAINTY_FILE
 
 IN_SAMPLE_MEDIAN = 0.08
@@ -50,7 +59,16 @@ KNOWN_MISSES = {
     "D10": DELL_SFT, "D13": DELL_SFT,
     "T044": HF_FIXED_COST,
     "T054": "Oracle's MLPerf v5.0 LoRA run is 30 % slower than Azure's identical one (T053)",
+    "I48": "TensorRT-LLM 0.14 + Triton, 500 requests sent at once: 1.5x slower than the "
+           "prefill-then-decode burst model says, where the same table's 467/256 burst (I43) "
+           "is within 10 %; per-request serving overhead of that Triton release",
 }
+INFERENCE_MEDIAN = 0.09
+INFERENCE_WITHIN20 = 0.85
+"""In-sample on the scored inference rows (provisional: set from the merged fit)."""
+INFERENCE_LOSO_MEDIAN = 0.20
+INFERENCE_LOSO_WITHIN20 = 0.55
+"""The inference stage cross-validated (provisional: set from the merged fit)."""
 
 
 @pytest.fixture(scope="module")
@@ -66,22 +84,33 @@ def recorded() -> dict[str, dict[str, float]]:
             for k, v in doc["scores"].items() if isinstance(v, dict)}
 
 
-def test_every_row_is_predicted(rows: list[Row]) -> None:
-    assert len(rows) == len(load_rows()) >= 125
+def test_every_row_is_predicted_or_named(rows: list[Row]) -> None:
+    """Every row is scored, or listed with the reason the engine cannot express it yet."""
+    unscored = unscored_rows(default_efficiency())
+    assert len(rows) + len(unscored) == len(load_rows()) >= 220
     assert sum(r.case.inference is None for r in rows) >= 100
+    assert sum(r.case.inference is not None for r in rows) >= 40
     assert all(math.isfinite(r.prediction.value) and r.prediction.value > 0 for r in rows)
+    assert all(why for _, why in unscored)
+
+
+def test_inference_in_sample(rows: list[Row]) -> None:
+    s = summary([r for r in rows if is_inference_case(r.case)])
+    assert s["median"] <= INFERENCE_MEDIAN
+    assert s["within20"] >= INFERENCE_WITHIN20
 
 
 def test_in_sample_targets(rows: list[Row]) -> None:
     """Issue 13's targets on the dense rows (MoE training is its own group, below)."""
-    s = summary(dense(rows))
+    s = summary([r for r in rows if is_dense_case(r.case)])
     assert s["median"] <= IN_SAMPLE_MEDIAN
     assert s["within20"] >= IN_SAMPLE_WITHIN20
 
 
 def test_worst_rows(rows: list[Row]) -> None:
     bad = {r.case.id: round(100 * r.error, 1) for r in rows
-           if r.case.id not in KNOWN_MISSES and not is_moe(r) and abs(r.error) > ROW_LIMIT}
+           if r.case.id not in KNOWN_MISSES and not is_moe_case(r.case)
+           and abs(r.error) > ROW_LIMIT}
     assert not bad, f"rows beyond {ROW_LIMIT:.0%}: {bad}"
     misses = {r.case.id: round(100 * r.error, 1) for r in rows
               if r.case.id in KNOWN_MISSES and abs(r.error) > KNOWN_MISS_LIMIT}
@@ -105,7 +134,7 @@ MOE_MISSES = {
 
 def test_moe_rows_hold_their_fit(rows: list[Row]) -> None:
     """The MoE stage against its recorded in-sample figures, row by row."""
-    moe = [r for r in rows if is_moe(r)]
+    moe = [r for r in rows if is_moe_case(r.case)]
     assert len(moe) == 24
     s = summary(moe)
     assert s["median"] <= MOE_IN_SAMPLE_MEDIAN
@@ -129,6 +158,8 @@ def test_recorded_cross_validation_matches_the_data_and_holds(rows: list[Row]) -
     assert scores["dense"]["median_abs_error"] <= LOSO_MEDIAN
     assert scores["dense"]["within_20pct"] >= LOSO_WITHIN20
     assert scores["moe"]["median_abs_error"] <= MOE_LOSO_MEDIAN
+    assert scores["inference"]["median_abs_error"] <= INFERENCE_LOSO_MEDIAN
+    assert scores["inference"]["within_20pct"] >= INFERENCE_LOSO_WITHIN20
 
 
 MOE_LOSO_MEDIAN = 0.65
@@ -156,5 +187,5 @@ def test_one_moe_fold_replayed() -> None:
     so the fold reuses its fit)."""
     fold = held_out("nemo automodel performance summary", budget=Budget(60, 1))
     assert len(fold) == 6
-    assert all(is_moe(r) for r in fold)
+    assert all(is_moe_case(r.case) for r in fold)
     assert summary(fold)["median"] <= 0.25
