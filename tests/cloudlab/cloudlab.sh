@@ -13,7 +13,8 @@
 #
 # Environment: PODPLAN_CLOUDLAB_CACHE (default /var/tmp/podplan-cloudlab-cache),
 # PODPLAN_CLOUDLAB_RUN (default /var/tmp/podplan-cloudlab-run), PODPLAN_LAB_MIRROR (default:
-# read from this machine's apt sources by tests/lab/labhelper.py).
+# read from this machine's apt sources by tests/lab/labhelper.py), PODPLAN_LAB_HOSTS_TMPFS
+# (the hosts' writable layers: tmpfs size, default 8g, or off).
 set -Eeuo pipefail
 shopt -s nullglob
 
@@ -31,6 +32,7 @@ IMAGE_PACKAGES=(cloud-init)      # what a cloud image carries besides the base s
 GPU_COUNT=8
 CG_NAME=podplan-cloudlab
 CG_HIERARCHIES=(/sys/fs/cgroup/systemd /sys/fs/cgroup/unified)
+HOSTS_TMPFS=${PODPLAN_LAB_HOSTS_TMPFS:-8g}  # the hosts' writable layers (lib/nspawn.sh)
 
 LAB_TAG=cloudlab
 LAB_TOOLS=(systemd-nspawn debootstrap dpkg-scanpackages ip nsenter)

@@ -14,7 +14,8 @@
 #
 # Environment: PODPLAN_LAB_CACHE (default /var/tmp/podplan-lab-cache),
 # PODPLAN_LAB_RUN (default /var/tmp/podplan-lab-run), PODPLAN_LAB_MIRROR (default: read
-# from this machine's apt sources), PODPLAN_LAB_NS (namespace prefix, default pplab).
+# from this machine's apt sources), PODPLAN_LAB_NS (namespace prefix, default pplab),
+# PODPLAN_LAB_HOSTS_TMPFS (the hosts' writable layers: tmpfs size, default 8g, or off).
 set -Eeuo pipefail
 shopt -s nullglob
 
@@ -32,6 +33,7 @@ BASE_INCLUDE=systemd,systemd-sysv,dbus,openssh-server,python3,python3-apt,iprout
 GPU_COUNT=8
 CG_NAME=podplan-lab${PODPLAN_LAB_NS:+-$PODPLAN_LAB_NS}  # the lab's cgroup subtree below
 CG_HIERARCHIES=(/sys/fs/cgroup/systemd /sys/fs/cgroup/unified)
+HOSTS_TMPFS=${PODPLAN_LAB_HOSTS_TMPFS:-8g}  # the hosts' writable layers (lib/nspawn.sh)
 # Ordinary (non-root) users in every container, for jobs, pam_slurm_adopt and enroot:
 # alice gets an account in the lab's accounts file, bob deliberately none.
 LAB_USERS=(alice:2001 bob:2002)
@@ -211,5 +213,5 @@ down) cmd_down ;;
 ops) shift; cmd_ops "$@" ;;
 playbook) shift; cmd_playbook "$@" ;;
 ssh) shift; cmd_ssh "$@" ;;
-*) sed -n '2,16p' "$0" >&2; exit 2 ;;
+*) sed -n '2,18p' "$0" >&2; exit 2 ;;
 esac
