@@ -1,4 +1,4 @@
-"""Fitting the efficiency parameters, and leave-one-source-out cross-validation.
+"""Fitting the efficiency parameters in stages, and leave-one-source-out cross-validation.
 
 Few, physical parameters (each a fraction of a peak, a size at which GEMMs reach half their
 speed, an fp8 gain, a share of communication left exposed, a latency, a fixed overhead, a
@@ -6,6 +6,14 @@ stack's kernel efficiency) are fitted together by a small bounded Nelder-Mead on
 loss: mean |log(pred/measured)| plus a quadratic penalty on any row beyond 25 %, so one bad
 row cannot dominate but every row counts. Tied parameters (e.g. NeMo and Megatron, which
 share Megatron-Core's communication code) move together. scipy is not needed.
+
+The fit runs in **stages** (``STAGES``): a stage is a list of parameters and the rows that
+fit them, and each stage is fitted with every earlier stage's values fixed. The dense
+training stage fits the dense physics on the dense rows exactly as it did before MoE rows
+existed; the MoE stage then fits only what is specific to MoE (the exposed share of the
+all-to-all, the MoE layers' launch cost, the B200's peak fraction: every B200 row is MoE) on
+the MoE rows, so new rows can never pull the dense parameters, and the dense figures are
+those of the dense fit alone. A later stage (e.g. inference) is one more ``Stage``.
 
 Every fit starts from the same priors (``Param.prior``), never from a previous fit, so a
 cross-validation fold that leaves a publication out has seen nothing of it: its rows are
@@ -36,7 +44,7 @@ class Param:
 
 
 STEP_OVERHEAD = tuple(f"frameworks.{f}.step_overhead_s" for f in ("nemo", "fsdp"))
-PARAMS: tuple[Param, ...] = (
+DENSE_PARAMS: tuple[Param, ...] = (
     Param(("compute.gemm_efficiency.default",), 0.3, 0.95, 0.65),
     Param(("compute.gemm_efficiency.a100-sxm-80gb",), 0.3, 0.95, 0.7),
     Param(("compute.tokens_half",), 10.0, 4000.0, 400.0),
@@ -58,6 +66,48 @@ PARAMS: tuple[Param, ...] = (
     Param(("inference.prefill_efficiency", "inference.decode_efficiency"), 0.2, 0.95, 0.6),
     Param(("inference.step_overhead_s",), 0.0, 0.02, 0.003),
 )
+"""The dense stage: the parameters (and priors, and order) of the issue-13 fit."""
+MOE_PARAMS: tuple[Param, ...] = (
+    Param(("overlap.ep",), 0.0, 1.0, 0.5),
+    Param(("compute.moe_layer_overhead_s",), 0.0, 0.02, 1e-3),
+    Param(("compute.gemm_efficiency.b200-sxm-180gb",), 0.3, 0.95, 0.6),
+)
+"""The MoE stage: physics only MoE rows see (every B200 row is an MoE row)."""
+
+
+def is_moe_case(case: Case) -> bool:
+    """A mixture-of-experts training row (the MoE stage's rows)."""
+    return case.job is not None and case.job.arch.moe
+
+
+def is_dense_case(case: Case) -> bool:
+    """Every other row: dense training and the issue-13 inference rows."""
+    return not is_moe_case(case)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """Parameters fitted together, on the rows ``selects`` keeps, after earlier stages."""
+
+    name: str
+    params: tuple[Param, ...]
+    selects: Callable[[Case], bool]
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("dense", DENSE_PARAMS, is_dense_case),
+    Stage("moe", MOE_PARAMS, is_moe_case),
+)
+PARAMS: tuple[Param, ...] = tuple(p for stage in STAGES for p in stage.params)
+"""Every fitted parameter (efficiency.yaml marks them ``# fitted``)."""
+
+
+def stage_named(name: str) -> Stage:
+    for stage in STAGES:
+        if stage.name == name:
+            return stage
+    raise KeyError(f"no fit stage {name!r} ({', '.join(s.name for s in STAGES)})")
+
 
 PENALTY_BEYOND = math.log(1.25)
 PRIOR_WEIGHT = 0.002
@@ -111,13 +161,20 @@ def put(doc: dict[str, Any], path: str, value: float) -> None:
     node[last] = value
 
 
-def apply(doc: dict[str, Any], values: Sequence[float]) -> dict[str, Any]:
-    """A copy of ``doc`` with the fitted values written in."""
+def apply(
+    doc: dict[str, Any], values: Sequence[float], params: Sequence[Param] = PARAMS
+) -> dict[str, Any]:
+    """A copy of ``doc`` with the fitted values of ``params`` written in."""
     out = copy.deepcopy(doc)
-    for p, v in zip(PARAMS, values, strict=True):
+    for p, v in zip(params, values, strict=True):
         for path in p.paths:
             put(out, path, v)
     return out
+
+
+def values_of(doc: dict[str, Any], params: Sequence[Param] = PARAMS) -> list[float]:
+    """The values ``doc`` holds for ``params`` (their first path)."""
+    return [get(doc, p.paths[0]) for p in params]
 
 
 def loss(rows: list[Row]) -> float:
@@ -130,10 +187,10 @@ def loss(rows: list[Row]) -> float:
     return total / len(rows)
 
 
-def prior_penalty(values: Sequence[float]) -> float:
+def prior_penalty(values: Sequence[float], params: Sequence[Param]) -> float:
     """Weighted squared distance from the priors (log scale where the range allows)."""
     total = 0.0
-    for p, v in zip(PARAMS, values, strict=True):
+    for p, v in zip(params, values, strict=True):
         if p.low > 0 and p.prior > 0:
             d = math.log(v / p.prior) / math.log(2.0)
         else:
@@ -142,28 +199,31 @@ def prior_penalty(values: Sequence[float]) -> float:
     return PRIOR_WEIGHT * total
 
 
-def make_objective(doc: dict[str, Any], cases: list[Case]) -> Callable[[Sequence[float]], float]:
+def make_objective(
+    doc: dict[str, Any], cases: list[Case], params: Sequence[Param]
+) -> Callable[[Sequence[float]], float]:
     def objective(values: Sequence[float]) -> float:
-        eff = from_mapping(apply(doc, values))
-        return loss([Row(c, predict(c, eff)) for c in cases]) + prior_penalty(values)
+        eff = from_mapping(apply(doc, values, params))
+        return loss([Row(c, predict(c, eff)) for c in cases]) + prior_penalty(values, params)
 
     return objective
 
 
-def _clip(x: list[float]) -> list[float]:
-    return [min(max(v, p.low), p.high) for v, p in zip(x, PARAMS, strict=True)]
+def _clip(x: list[float], params: Sequence[Param]) -> list[float]:
+    return [min(max(v, p.low), p.high) for v, p in zip(x, params, strict=True)]
 
 
 def nelder_mead(
-    f: Callable[[Sequence[float]], float], x0: list[float], iterations: int, scale: float = 0.15
+    f: Callable[[Sequence[float]], float], x0: list[float], iterations: int,
+    params: Sequence[Param], scale: float = 0.15,
 ) -> tuple[list[float], float]:
-    """Bounded Nelder-Mead (points are clipped into the box)."""
+    """Bounded Nelder-Mead (points are clipped into the box of ``params``)."""
     n = len(x0)
-    simplex = [_clip(list(x0))]
+    simplex = [_clip(list(x0), params)]
     for i in range(n):
         x = list(x0)
-        x[i] = x[i] * (1 + scale) if x[i] else scale * (PARAMS[i].high - PARAMS[i].low)
-        simplex.append(_clip(x))
+        x[i] = x[i] * (1 + scale) if x[i] else scale * (params[i].high - params[i].low)
+        simplex.append(_clip(x, params))
     values = [f(x) for x in simplex]
     for _ in range(iterations):
         order = sorted(range(n + 1), key=lambda k: values[k])
@@ -173,7 +233,7 @@ def nelder_mead(
         worst = simplex[-1]
 
         def toward(t: float, c: list[float] = centroid, w: list[float] = worst) -> list[float]:
-            return _clip([c[i] + t * (w[i] - c[i]) for i in range(n)])
+            return _clip([c[i] + t * (w[i] - c[i]) for i in range(n)], params)
 
         xr = toward(-1.0)
         fr = f(xr)
@@ -190,8 +250,9 @@ def nelder_mead(
                 simplex[-1], values[-1] = xc, fc
             else:
                 best = simplex[0]
-                simplex = [best] + [_clip([best[i] + 0.5 * (x[i] - best[i]) for i in range(n)])
-                                    for x in simplex[1:]]
+                simplex = [best] + [
+                    _clip([best[i] + 0.5 * (x[i] - best[i]) for i in range(n)], params)
+                    for x in simplex[1:]]
                 values = [values[0]] + [f(x) for x in simplex[1:]]
     k = min(range(n + 1), key=lambda j: values[j])
     return simplex[k], values[k]
@@ -205,14 +266,33 @@ class Budget:
     restarts: int = 3
 
 
-def fit(doc: dict[str, Any], cases: list[Case], budget: Budget) -> tuple[list[float], float]:
-    """Fitted values (from the priors) and the final loss."""
-    objective = make_objective(doc, cases)
-    x = [p.prior for p in PARAMS]
+def fit_stage(
+    doc: dict[str, Any], cases: list[Case], stage: Stage, budget: Budget
+) -> tuple[dict[str, Any], float]:
+    """``doc`` with ``stage``'s parameters fitted (from their priors) on its rows among
+    ``cases``, every other value as ``doc`` has it; and the final loss."""
+    rows = [c for c in cases if stage.selects(c)]
+    if not rows:
+        return apply(doc, [p.prior for p in stage.params], stage.params), math.nan
+    objective = make_objective(doc, rows, stage.params)
+    x = [p.prior for p in stage.params]
     best = objective(x)
     for r in range(budget.restarts):
-        x, best = nelder_mead(objective, x, budget.iterations, scale=0.25 / (r + 1))
-    return x, best
+        x, best = nelder_mead(objective, x, budget.iterations, stage.params,
+                              scale=0.25 / (r + 1))
+    return apply(doc, x, stage.params), best
+
+
+def fit(
+    doc: dict[str, Any], cases: list[Case], budget: Budget,
+    stages: Sequence[Stage] = STAGES,
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """``doc`` with the ``stages`` fitted in order (each on its own rows, the earlier ones
+    fixed), and each stage's final loss. Stages not named keep ``doc``'s values."""
+    losses = {}
+    for stage in stages:
+        doc, losses[stage.name] = fit_stage(doc, cases, stage, budget)
+    return doc, losses
 
 
 def source_groups(cases: list[Case]) -> dict[str, list[Case]]:
@@ -223,34 +303,60 @@ def source_groups(cases: list[Case]) -> dict[str, list[Case]]:
     return groups
 
 
-def _fold(args: tuple[dict[str, Any], str, Budget]) -> list[tuple[str, Prediction]]:
-    doc, held_out, budget = args
+def fold_stages(source_cases: list[Case], stages: Sequence[Stage]) -> list[Stage]:
+    """The stages a fold leaving out ``source_cases`` must refit: from the first stage whose
+    rows include one of them (a stage before it never saw the source, so its full fit is
+    already that fold's fit) to the last (later stages' parameters do not touch the
+    held-out rows)."""
+    hits = [i for i, s in enumerate(stages) if any(s.selects(c) for c in source_cases)]
+    return list(stages[hits[0]:hits[-1] + 1]) if hits else []
+
+
+def _fold(
+    args: tuple[dict[str, Any], str, Budget, tuple[str, ...]]
+) -> list[tuple[str, Prediction]]:
+    doc, held_out, budget, names = args
     cases = load_cases(from_mapping(doc))
+    source = [c for c in cases if c.source == held_out]
+    needed = fold_stages(source, STAGES)
+    stages = [s for s in needed if s.name in names]
+    if stages and needed[0] not in stages:
+        raise ValueError(f"{held_out!r} has rows in stage {needed[0].name!r}, which this "
+                         "cross-validation does not refit: its fold would have seen them")
     train = [c for c in cases if c.source != held_out]
-    values, _ = fit(doc, train, budget)
-    eff = from_mapping(apply(doc, values))
-    return [(c.id, predict(c, eff)) for c in cases if c.source == held_out]
+    fitted, _ = fit(doc, train, budget, stages)
+    eff = from_mapping(fitted)
+    kept = {s.name for s in STAGES if s.name in names}
+    return [(c.id, predict(c, eff)) for c in source
+            if any(s.selects(c) for s in STAGES if s.name in kept)]
 
 
 def held_out(source: str, doc: dict[str, Any] | None = None,
              budget: Budget | None = None) -> list[Row]:
-    """One fold: the rows of ``source`` predicted by a fit on every other publication."""
+    """One fold: the rows of ``source`` predicted by a fit on every other publication
+    (``doc``: the fitted parameters, default the shipped ones)."""
     base = doc or read_mapping()
     cases = {c.id: c for c in load_cases(from_mapping(base))}
-    return [Row(cases[cid], p) for cid, p in _fold((base, source, budget or Budget()))]
+    names = tuple(s.name for s in STAGES)
+    return [Row(cases[cid], p) for cid, p in _fold((base, source, budget or Budget(), names))]
 
 
 def leave_one_source_out(
-    doc: dict[str, Any] | None = None, budget: Budget | None = None, jobs: int = 1
+    doc: dict[str, Any] | None = None, budget: Budget | None = None, jobs: int = 1,
+    stages: Sequence[str] | None = None,
 ) -> list[Row]:
-    """Every row predicted by a fit that never saw its publication (rows in file order)."""
+    """The rows of ``stages`` (default all) predicted by fits that never saw their
+    publication, in file order. ``doc`` must hold the full fit of every stage (a fold reuses
+    the full fit of the stages before its source's first, see ``fold_stages``)."""
     base = doc or read_mapping()
+    names = tuple(stages or (s.name for s in STAGES))
     cases = load_cases(from_mapping(base))
-    plan = [(base, source, budget or Budget()) for source in source_groups(cases)]
+    wanted = [c for c in cases if any(s.selects(c) for s in STAGES if s.name in names)]
+    plan = [(base, source, budget or Budget(), names) for source in source_groups(wanted)]
     if jobs > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             folds = list(pool.map(_fold, plan))
     else:
         folds = [_fold(p) for p in plan]
     predicted = {cid: p for fold in folds for cid, p in fold}
-    return [Row(c, predicted[c.id]) for c in cases]
+    return [Row(c, predicted[c.id]) for c in wanted]

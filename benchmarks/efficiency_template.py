@@ -55,7 +55,9 @@ COMMENTS: dict[str, list[str]] = {
         "#   / (1 + (tokens_half / n)^tokens_exponent) / (1 + width_half / w),",
         "# n = micro-batch tokens per GPU (b*s/cp), w = hidden / tp. fp8_speedup multiplies",
         "# GEMM throughput in fp8 (< 2: casts, amax, bf16 attention). layer_overhead_s: CPU",
-        "# time to launch one layer's kernels per micro-batch (hidden unless the GPU is faster).",
+        "# time to launch one layer's kernels per micro-batch (hidden unless the GPU is faster);",
+        "# moe_layer_overhead_s: the extra CPU time of an MoE layer (router, permutation, the",
+        "# dispatcher's host sync, grouped-GEMM set-up), hidden likewise.",
     ],
     "memory": [
         "# usable_fraction applies to the catalog's nominal memory_bytes (vendor GB = 1e9 bytes);",
@@ -72,7 +74,8 @@ COMMENTS: dict[str, list[str]] = {
         "# Share of each communication left exposed where the stack overlaps it (one value",
         "# per kind of overlap, shared by every stack with the feature): tp (TE userbuffers /",
         "# async TP), dp (distributed optimizer's bucketed reduce-scatter/all-gather), fsdp",
-        "# (ZeRO-3 prefetched gathers), pp (stage send/recv), cp (K/V ring).",
+        "# (ZeRO-3 prefetched gathers), pp (stage send/recv), cp (K/V ring), ep (MoE",
+        "# all-to-all token dispatch/combine).",
     ],
     "frameworks": [
         "# Software stacks a spec may name, described by features (data, not fitted):",
@@ -109,17 +112,33 @@ SECTIONS = ("compute", "memory", "network", "overlap", "frameworks", "calibratio
             "optimizer", "peft", "inference")
 
 
-def render(doc: dict[str, Any], stats: dict[str, float], cv: dict[str, float], date: str) -> str:
-    """The whole file."""
+def _stage_lines(name: str, ins: dict[str, float], cv: dict[str, Any] | None) -> list[str]:
+    out = [f"# {name} stage, {int(ins['rows'])} rows: in-sample median |error| "
+           f"{100 * ins['median']:.1f} %, {100 * ins['within20']:.0f} % within +-20 %, worst "
+           f"{100 * ins['worst']:.0f} %;"]
+    if cv is not None:
+        out.append(f"#   leave one source out (run {cv['fitted']}): median "
+                   f"{100 * float(cv['median_abs_error']):.1f} %, "
+                   f"{100 * float(cv['within_20pct']):.0f} % within +-20 %, worst "
+                   f"{100 * float(cv['worst_abs_error']):.0f} %;")
+    return out
+
+
+def render(
+    doc: dict[str, Any], stats: dict[str, float], in_sample: dict[str, dict[str, float]],
+    cv: dict[str, Any], date: str,
+) -> str:
+    """The whole file: ``stats`` over every row, ``in_sample`` per fit stage, ``cv`` the
+    per-stage cross-validated scores recorded in uncertainty.yaml."""
     lines = [
         "# Efficiency parameters of the podplan sizing engine (generator/sizing/).",
         "#",
-        f"# Fitted by benchmarks/fit.py on benchmarks/data/calibration.csv ({int(stats['rows'])}"
-        f" published measurements) on {date}, from the priors in benchmarks/crossval.py.",
-        f"# In-sample (benchmarks/accuracy.py): median |error| {100 * stats['median']:.1f} %, "
-        f"{100 * stats['within20']:.0f} % within +-20 %, worst {100 * stats['worst']:.0f} %;",
-        f"# leave one source out: median {100 * cv['median']:.1f} %, "
-        f"{100 * cv['within20']:.0f} % within +-20 %, worst {100 * cv['worst']:.0f} %;",
+        "# Fitted by benchmarks/fit.py on benchmarks/data/calibration.csv "
+        f"({int(stats['rows'])} published",
+        f"# measurements), last on {date}, in stages from the priors in benchmarks/crossval.py",
+        "# (each stage on its own rows, the earlier stages' values fixed):",
+        *(line for name, ins in in_sample.items() for line in _stage_lines(name, ins,
+                                                                           cv.get(name))),
         f"# the seed rule of thumb on the training rows: median "
         f"{100 * stats['seed_median']:.0f} %, worst {100 * stats['seed_worst']:.0f} %.",
         "# Do not hand-edit fitted values: change the model or the data and rerun the fit.",

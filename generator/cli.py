@@ -51,6 +51,18 @@ def cli() -> None:
     """
 
 
+def lock_options(f: F) -> F:
+    """``--out DIR`` (whose ``reports/<name>/plan.lock.yaml`` the plan keeps) and ``--fresh``."""
+    out = click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path(),
+                       show_default=True,
+                       help="Directory to write reports/, inventories/ and stacks/ under "
+                            "(its plan lock, reports/<name>/plan.lock.yaml, is kept).")
+    fresh = click.option("--fresh", is_flag=True,
+                         help="Ignore the plan lock: number every name, address, rack slot "
+                              "and cable afresh.")
+    return out(fresh(f))
+
+
 @cli.command()
 @verbosity
 def schema() -> None:
@@ -64,13 +76,14 @@ def schema() -> None:
 
 @cli.command()
 @SPEC
+@lock_options
 @verbosity
-def validate(spec: str) -> None:
+def validate(spec: str, out_dir: Path, fresh: bool) -> None:
     """Check SPEC as plan would (shape, values, catalog, sizing, layout); write nothing."""
     from generator import pipeline
 
     loaded = pipeline.load_checked(spec)
-    out = pipeline.outputs(loaded)
+    out = pipeline.outputs(loaded, out_dir=out_dir, fresh=fresh)
     n = len(loaded.spec.workloads)
     console.info(f"ok: {spec}: '{loaded.spec.name}', {n} workload{'s' if n != 1 else ''}, "
                  f"{len(out.files)} files to write")
@@ -102,27 +115,21 @@ def size(spec: str, as_json: bool) -> None:
     show_default=True,
     help="Output format.",
 )
+@lock_options
 @verbosity
-def bom(spec: str, fmt: str) -> None:
-    """Print the bill of materials for SPEC."""
+def bom(spec: str, fmt: str, out_dir: Path, fresh: bool) -> None:
+    """Print the bill of materials for SPEC (of the plan podplan plan would write)."""
     from generator import pipeline
     from generator.bom import format_bom
 
     loaded = pipeline.load_checked(spec)
-    cluster = pipeline.plan(loaded)
+    cluster = pipeline.plan(loaded, out_dir=out_dir, fresh=fresh)
     click.echo(format_bom(pipeline.bill_of_materials(loaded, cluster), fmt), nl=False)
 
 
 @cli.command()
 @SPEC
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(path_type=Path),
-    default=Path(),
-    show_default=True,
-    help="Directory to write reports/, inventories/ and stacks/ under.",
-)
+@lock_options
 @click.option("--dry-run", is_flag=True, help="List the files that would be written.")
 @click.option("--diff", "show_diff", is_flag=True,
               help="Write nothing; print what would change: files, devices, identity moves "
@@ -133,7 +140,7 @@ def bom(spec: str, fmt: str) -> None:
 @click.option("--force", is_flag=True,
               help="Overwrite or remove generated files (and stack keys) edited by hand.")
 @verbosity
-def plan(spec: str, out_dir: Path, dry_run: bool, show_diff: bool, check: bool,
+def plan(spec: str, out_dir: Path, fresh: bool, dry_run: bool, show_diff: bool, check: bool,
          force: bool) -> int:
     """Plan the cluster for SPEC and write reports, inventory and stack config.
 
@@ -141,15 +148,19 @@ def plan(spec: str, out_dir: Path, dry_run: bool, show_diff: bool, check: bool,
     other file under --out is yours and is never changed. A generated file edited by hand is
     not overwritten without --force. Lists every file written (new or changed) and removed;
     --quiet lists nothing, --verbose lists the unchanged files too. With --check, exit code 1
-    means "regenerating would change the tree" (2 stays a user error).
+    means "regenerating would change the tree" (2 stays a user error). The plan keeps
+    reports/<name>/plan.lock.yaml under --out: devices already planned keep their names,
+    addresses, rack slots and cables (--fresh numbers everything afresh); what changed
+    against it is printed before the files.
     """
     from generator import pipeline
     from generator.render.update import apply, prepare
     from generator.render.write import recover
 
-    loaded = pipeline.load_checked(spec)
-    out = pipeline.outputs(loaded)
+    out = pipeline.outputs(pipeline.load_checked(spec), out_dir=out_dir, fresh=fresh)
     if dry_run:
+        for line in out.messages:  # identity changes against the plan lock
+            console.info(line)
         for f in out.files:
             click.echo(f"would write {out_dir / f.path} ({len(f.content)} bytes)")
         return 0
@@ -159,6 +170,8 @@ def plan(spec: str, out_dir: Path, dry_run: bool, show_diff: bool, check: bool,
         console.info(line)
     update = prepare(out_dir, out.files, out.manifest, force)
     apply(update)
+    for line in out.messages:  # identity changes against the plan lock, once written
+        console.info(line)
     _report_written(update)
     return 0
 

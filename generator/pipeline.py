@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from generator.catalog.load import Catalog, default_catalog
 from generator.errors import PodplanError, Problem
+from generator.plan.lock.model import Lock
 from generator.plan.models import ClusterPlan
 from generator.render.files import OutFile
 from generator.sizing.result import SizingResult
@@ -115,24 +117,75 @@ def size(loaded: LoadedSpec, catalog: Catalog | None = None) -> SizingResult:
     return result
 
 
-def plan(loaded: LoadedSpec, catalog: Catalog | None = None) -> ClusterPlan:
-    """Resolve the whole cluster from a checked spec."""
+def read_lock(loaded: LoadedSpec, out_dir: Path | None, fresh: bool = False) -> LockInput:
+    """The plan lock under ``out_dir`` (``reports/<name>/plan.lock.yaml``), if there is one.
+
+    ``out_dir`` None: no lock (library callers, benchmarks). ``fresh``: the lock is set
+    aside and only its path is returned, for the plan notes."""
+    from generator.plan.lock.read import parse_lock
+    from generator.plan.lock.text import lock_path
+
+    if out_dir is None:
+        return LockInput()
+    rel = lock_path(loaded.spec.name)
+    path = out_dir / rel
+    if not path.exists():
+        return LockInput()
+    if fresh:
+        return LockInput(ignored=rel)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror
+        raise PodplanError(f"cannot read the plan lock {path}: {why}") from None
+    lock = parse_lock(text, str(path))
+    if lock.cluster != loaded.spec.name:
+        raise PodplanError(
+            "the plan lock belongs to another cluster",
+            str(path),
+            [Problem(path="cluster", message=f"{lock.cluster!r}, the spec is {loaded.spec.name!r}",
+                     line=lock.line_of("cluster"))])
+    return LockInput(lock=lock)
+
+
+@dataclass(frozen=True)
+class LockInput:
+    """The lock a plan keeps (``lock``), or the one ``--fresh`` set aside (``ignored``)."""
+
+    lock: Lock | None = None
+    ignored: str | None = None
+
+
+def plan(
+    loaded: LoadedSpec,
+    catalog: Catalog | None = None,
+    *,
+    out_dir: Path | None = None,
+    fresh: bool = False,
+) -> ClusterPlan:
+    """Resolve the whole cluster from a checked spec (keeping the plan lock under
+    ``out_dir`` unless ``fresh``)."""
+    return _plan(loaded, catalog or default_catalog(), read_lock(loaded, out_dir, fresh))
+
+
+def _plan(loaded: LoadedSpec, cat: Catalog, held: LockInput) -> ClusterPlan:
     from generator.plan.build import build_plan
 
-    cat = catalog or default_catalog()
     sized = size(loaded, cat)
     with located(loaded):
-        return build_plan(loaded.spec, loaded.path, sized, cat)
+        return build_plan(loaded.spec, loaded.path, sized, cat, held.lock, held.ignored)
 
 
 @dataclass(frozen=True)
 class Outputs:
     """Everything ``podplan plan`` writes; ``manifest`` is the path of the manifest among
-    ``files`` (what podplan owns, see ``render.manifest``)."""
+    ``files`` (what podplan owns, see ``render.manifest``); ``messages``: what to tell the
+    user besides the files (identity changes against the plan lock)."""
 
     files: list[OutFile]
     manifest: str
     name: str
+    messages: list[str] = field(default_factory=list)
 
 
 def bill_of_materials(loaded: LoadedSpec, cluster: ClusterPlan, catalog: Catalog | None = None):  # type: ignore[no-untyped-def]
@@ -144,15 +197,23 @@ def bill_of_materials(loaded: LoadedSpec, cluster: ClusterPlan, catalog: Catalog
         return build_bom(cluster, book)
 
 
-def outputs(loaded: LoadedSpec, catalog: Catalog | None = None) -> Outputs:
+def outputs(
+    loaded: LoadedSpec,
+    catalog: Catalog | None = None,
+    *,
+    out_dir: Path | None = None,
+    fresh: bool = False,
+) -> Outputs:
     """Plan the cluster and render every artifact from that one plan."""
     from generator.plan._construct import gc_paused
 
     with gc_paused():  # tens of thousands of acyclic objects: a collection only costs time
-        return _outputs(loaded, catalog)
+        return _outputs(loaded, catalog, out_dir, fresh)
 
 
-def _outputs(loaded: LoadedSpec, catalog: Catalog | None) -> Outputs:
+def _outputs(
+    loaded: LoadedSpec, catalog: Catalog | None, out_dir: Path | None, fresh: bool
+) -> Outputs:
     from generator.emit.inventory import emit_inventory
     from generator.emit.pulumi import emit_pulumi
     from generator.emit.report import emit_report
@@ -160,11 +221,14 @@ def _outputs(loaded: LoadedSpec, catalog: Catalog | None) -> Outputs:
     from generator.render.manifest import build_manifest, manifest_path
 
     cat = catalog or default_catalog()
-    cluster = plan(loaded, cat)
+    held = read_lock(loaded, out_dir, fresh)
+    cluster = _plan(loaded, cat, held)
     bom = bill_of_materials(loaded, cluster, cat)
     with located(loaded):
         files = [*emit_reports(cluster, bom), *emit_inventory(cluster), *emit_pulumi(cluster)]
         files += emit_report(cluster, bom, [f.path for f in files])
     manifest = manifest_path(cluster.name)
     files.append(build_manifest(cluster.spec_file, manifest, files))
-    return Outputs(files=sorted(files), manifest=manifest, name=cluster.name)
+    before = held.lock.changes if held.lock else []
+    news = list(cluster.identity_changes) if cluster.identity_changes != before else []
+    return Outputs(files=sorted(files), manifest=manifest, name=cluster.name, messages=news)

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from generator.spec.models import Mlp
+from generator.spec.models import Attention, Mlp
 
 
 class Status(StrEnum):
@@ -144,8 +144,22 @@ class ModelArchitecture(CatalogItem):
     tied_embeddings: bool = False
     experts: int = 1
     top_k: int = 1
+    head_dim: int | None = None
+    """d_h where a x d_h != h (Qwen3, GPT-OSS); for MLA the non-rotary q/k head width."""
+    shared_experts: int = 0
+    shared_expert_ffn_hidden_size: int | None = None
+    dense_ffn_hidden_size: int | None = None
+    """Width of the dense layers of an MoE model (ffn_hidden_size is one routed expert's)."""
+    first_k_dense_layers: int = 0
+    moe_layer_frequency: int = 1
+    attention: Attention = Attention.gqa
+    q_lora_rank: int = 0
+    kv_lora_rank: int | None = None
+    qk_rope_head_dim: int | None = None
+    v_head_dim: int | None = None
     max_sequence_length: int | None = None
     published_params_b: float | None = None
+    published_active_params_b: float | None = None
 
 
 class Source(BaseModel):

@@ -1,4 +1,5 @@
-"""ClusterPlan + BOM -> ``reports/<name>/``: plan.yaml, bom.{csv,json,md}, cabling.csv, racks.csv.
+"""ClusterPlan + BOM -> ``reports/<name>/``: plan.yaml, bom.{csv,json,md}, cabling.csv, racks.csv,
+plan.lock.yaml.
 
 * ``plan.yaml`` is the resolved ClusterPlan dumped from data (sorted keys). The link list is
   the one part that grows with every GPU (about 30 cables per node at scale), so it lives in
@@ -10,6 +11,7 @@
   the cage type of each port, the medium, the stocked length and its exact part number.
 * ``fabric/``: the InfiniBand hand-off files (``emit.fabric``).
 * ``racks.csv``: rack -> U -> device (PDUs are zero-U, listed at U 0).
+* ``plan.lock.yaml``: every device's identity, read back by the next plan (``plan.lock``).
 
 plan.yaml is written by a small block-YAML emitter (see ``dump_plan_yaml``).
 
@@ -27,6 +29,7 @@ from typing import Any
 from generator.bom import BillOfMaterials, format_bom
 from generator.emit.fabric import emit_fabric
 from generator.plan._construct import gc_paused
+from generator.plan.lock.text import LOCK_FILE, lock_text
 from generator.plan.models import ClusterPlan
 from generator.render.files import (
     PROVENANCE_COLUMNS,
@@ -122,7 +125,7 @@ def dump_plan_yaml(data: dict[str, Any], spec_file: str) -> str:
 
 def plan_document(plan: ClusterPlan) -> dict[str, Any]:
     """plan.yaml's data: the whole plan, links replaced by a pointer to cabling.csv."""
-    doc = plan.model_dump(mode="json", exclude={"links"})
+    doc = plan.model_dump(mode="json", exclude={"links", "retired", "identity_changes"})
     by_net = Counter(link.network for link in plan.links)
     doc["cabling"] = {
         "file": "cabling.csv",
@@ -201,6 +204,7 @@ def _files(plan: ClusterPlan, bom: BillOfMaterials, base: str) -> list[OutFile]:
         OutFile(f"{base}/bom.md", format_bom(bom, "md")),
         OutFile(f"{base}/cabling.csv", cabling_csv(plan)),
         OutFile(f"{base}/plan.yaml", dump_plan_yaml(plan_document(plan), plan.spec_file)),
+        OutFile(f"{base}/{LOCK_FILE}", lock_text(plan)),
         OutFile(f"{base}/racks.csv", racks_csv(plan)),
         *emit_fabric(plan),
     ]

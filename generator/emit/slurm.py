@@ -4,16 +4,24 @@ Functional groups (``slurm_controller``, ``slurm_dbd``, ``slurm_login``, ``slurm
 a child group per node set, umbrella ``slurm_cluster``); ``group_vars`` split by concern;
 ``host_vars`` only for per-host facts. Everything is dumped from data with sorted keys: the
 roles in ``ansible/`` consume it as is.
+
+Every host receives every ``group_vars`` value, so no node list may sit there as a list of
+names (the inventory would grow with nodes squared): node sets hold a Slurm hostlist
+expression (``gpu[0001-2048]``, see ``generator.emit.hostlist``), leaf switches are groups
+of ``hosts.yml``, and ``slurm_topology`` keeps only the upper tiers, as expressions.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from generator.plan.models import ClusterPlan, Node
+from generator.emit.hostlist import fold
+from generator.plan.models import ClusterPlan, Node, NodeSet, TopologySwitch
 from generator.render.files import OutFile, dump_yaml
 
 GENERATED_BY = "podplan"
+# Inventory group of a leaf switch's nodes; the roles read leaf switches from these groups.
+LEAF_GROUP_PREFIX = "slurm_switch_"
 
 
 def _hosts(names: list[str]) -> dict[str, Any]:
@@ -21,7 +29,13 @@ def _hosts(names: list[str]) -> dict[str, Any]:
 
 
 def hosts_document(plan: ClusterPlan) -> dict[str, Any]:
-    """The ``hosts.yml`` group tree."""
+    """The ``hosts.yml`` group tree.
+
+    Each leaf switch of the topology is a group ``slurm_switch_<switch>`` (under
+    ``slurm_switches``) holding its nodes: membership is listed once per node here rather
+    than in ``group_vars`` that every host receives, and ``--limit slurm_switch_su7``
+    reaches one scalable unit.
+    """
     sched = plan.scheduler
     nodesets = {f"slurm_nodeset_{ns.name}": _hosts(ns.hosts) for ns in sched.nodesets}
     cluster = {
@@ -30,6 +44,11 @@ def hosts_document(plan: ClusterPlan) -> dict[str, Any]:
         "slurm_login": _hosts(sched.login),
         "slurm_compute": {"children": nodesets},
     }
+    leaves = {
+        f"{LEAF_GROUP_PREFIX}{sw.switch}": _hosts(sw.nodes) for sw in sched.topology if sw.nodes
+    }
+    if leaves:
+        cluster["slurm_switches"] = {"children": leaves}
     return {"all": {"children": {"slurm_cluster": {"children": cluster}}}}
 
 
@@ -53,6 +72,16 @@ def host_vars(node: Node) -> dict[str, Any]:
     return out
 
 
+def nodeset_vars(ns: NodeSet) -> dict[str, Any]:
+    """A node set with its hosts as one hostlist expression."""
+    return {**ns.model_dump(), "hosts": fold(ns.hosts)}
+
+
+def topology_vars(sw: TopologySwitch) -> dict[str, Any]:
+    """An upper-tier switch with the switches below it as an expression (``su[1-4]``)."""
+    return {"switch": sw.switch, "switches": fold(sw.switches or [])}
+
+
 def slurm_vars(plan: ClusterPlan) -> dict[str, Any]:
     """``group_vars/slurm_cluster/slurm.yml``: the scheduler layout from the plan."""
     s = plan.scheduler
@@ -66,9 +95,10 @@ def slurm_vars(plan: ClusterPlan) -> dict[str, Any]:
         "slurm_controller_hosts": list(s.controllers),
         "slurm_dbd_host": s.dbd_host,
         "slurm_accounting_enabled": True,
-        "slurm_nodesets": [ns.model_dump() for ns in s.nodesets],
+        "slurm_nodesets": [nodeset_vars(ns) for ns in s.nodesets],
         "slurm_partitions": [p.model_dump(exclude_none=True) for p in s.partitions],
-        "slurm_topology": [t.model_dump(exclude_none=True) for t in s.topology],
+        # Leaf switches are the inventory groups slurm_switch_<switch> (hosts_document).
+        "slurm_topology": [topology_vars(t) for t in s.topology if not t.nodes],
     }
 
 
@@ -142,6 +172,9 @@ def emit_slurm_inventory(plan: ClusterPlan) -> list[OutFile]:
                     "podplan_cluster_name": plan.name,
                     "podplan_spec_file": spec,
                     "podplan_generated_by": GENERATED_BY,
+                    # Fixed once planned (the lock keeps it): time and access rules that
+                    # name the network, not each host, stay put when the cluster grows.
+                    "podplan_management_cidr": plan.network.mgmt_cidr,
                 },
                 spec,
             ),

@@ -26,6 +26,9 @@ from generator.plan.devices import build_links, build_nodes, build_switches, flo
 from generator.plan.facility.layout import node_link_gbytes, north_south_nic, solve_layout
 from generator.plan.facility.power import build_racks
 from generator.plan.heads import plan_management
+from generator.plan.lock import names as lock_names
+from generator.plan.lock.model import Lock
+from generator.plan.lock.state import identity_notes
 from generator.plan.models import (
     CloudEquivalent,
     ClusterPlan,
@@ -48,12 +51,22 @@ from generator.spec.models import Spec
 STORAGE_PREFIX = "pscale"
 
 
-def build_plan(spec: Spec, spec_file: str, sizing: SizingResult, catalog: Catalog) -> ClusterPlan:
-    """Resolve every node, switch, cable, rack slot and address for ``spec``."""
+def build_plan(
+    spec: Spec,
+    spec_file: str,
+    sizing: SizingResult,
+    catalog: Catalog,
+    lock: Lock | None = None,
+    ignored_lock: str | None = None,
+) -> ClusterPlan:
+    """Resolve every node, switch, cable, rack slot and address for ``spec``.
+
+    ``lock``: the plan lock to keep (``generator.plan.lock``); ``ignored_lock``: the path of
+    a lock ``--fresh`` set aside, for the plan notes."""
     try:
         with gc_paused():
-            parts = _decide(spec, sizing, PlanCatalog(catalog))
-            return _assemble(parts, spec_file)
+            parts = _decide(spec, sizing, PlanCatalog(catalog), lock)
+            return _assemble(parts, spec_file, ignored_lock)
     except PodplanError as err:
         if err.source is not None:
             raise
@@ -72,18 +85,23 @@ def _rails(spec: Spec, server: Server, fabric_nodes: int) -> int:
     return server.default_east_west_nics if chosen is None else chosen
 
 
-def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog) -> Parts:
+def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog, lock: Lock | None) -> Parts:
     """Run every placement decision, in dependency order, before any plan object exists."""
     server = pc.servers[spec.hardware.server]
     gpu = pc.gpus[spec.hardware.gpu]
     stats = failure_stats(pc)
     nodes = plan_compute(spec, sizing, stats)
+    ib = pc.switches[IB_MODEL]
+    if lock:
+        nodes = lock_names.compute(nodes, spec, lock)
     rails = _rails(spec, server, len(nodes.compute) + len(nodes.spares))
     mgmt = plan_management(spec, rails > 0, len(nodes.compute), pc.management)
+    if lock:
+        mgmt = lock_names.management(mgmt, lock)
     sm_hosts = mgmt.subnet_manager_hosts(spec.fabric.subnet_manager.value) if rails else []
-    fabric_nodes = [*nodes.compute, *nodes.spares]
+    fabric_nodes = nodes.fabric_slots
     designed = len(fabric_nodes) + spec.fabric.growth_nodes
-    shape = shape_fabric(designed, rails, pc.switches[IB_MODEL].ports, len(sm_hosts))
+    shape = shape_fabric(designed, rails, ib.ports, len(sm_hosts))
     graph = build_fabric(shape, fabric_nodes, sm_hosts)
     # the service address sits at a fixed offset from the base, which sizing never moves
     nfs = addressing.Pool(spec.network.frontend_cidr, "network.frontend_cidr", 0).text(
@@ -91,8 +109,10 @@ def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog) -> Parts:
     )
     storage = plan_storage(spec, sizing, pc, nfs, node_link_gbytes(spec, pc, server))
     storage_names = [f"{STORAGE_PREFIX}{i:02d}" for i in range(1, storage.nodes + 1)]
+    if lock:
+        storage_names = lock_names.sequential(lock, "storage", STORAGE_PREFIX, 2, storage.nodes)
     frontend, backend, oob_agg, racks = solve_layout(
-        spec, pc, server, nodes, mgmt, graph, storage_names
+        spec, pc, server, nodes, mgmt, graph, storage_names, lock
     )
     return Parts(
         spec,
@@ -110,13 +130,14 @@ def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog) -> Parts:
         racks,
         backend,
         oob_agg,
+        lock,
     )
 
 
 # ---------------------------------------------------------------- assembling the plan
 
 
-def _assemble(p: Parts, spec_file: str) -> ClusterPlan:
+def _assemble(p: Parts, spec_file: str, ignored_lock: str | None) -> ClusterPlan:
     """Build the plan objects from the decisions, then the services that read them."""
     spec = p.spec
     addr = assign_addresses(p)
@@ -125,6 +146,8 @@ def _assemble(p: Parts, spec_file: str) -> ClusterPlan:
     floor = floor_of(p)
     links = build_links(p, floor)
     racks = build_racks(p, floor, nodes, switches)
+    network = _network(p, addr)
+    lock_state = identity_notes(p, nodes, switches, links, racks, network, ignored_lock)
     power = power_summary(spec, racks, p.pc.floor.air_cooling_limit_kw)
     reliability = plan_reliability(
         p.sizing,
@@ -144,7 +167,7 @@ def _assemble(p: Parts, spec_file: str) -> ClusterPlan:
         switches=switches,
         links=links,
         fabric=fabric_summary(p),
-        network=_network(p, addr),
+        network=network,
         storage=p.storage,
         reliability=reliability,
         racks=racks,
@@ -159,6 +182,7 @@ def _assemble(p: Parts, spec_file: str) -> ClusterPlan:
                 *filter(None, [site_note(links, spec.ethernet.site_uplinks_per_switch)]),
                 *filter(None, [reliability_note(reliability)]),
                 *cloud_notes,
+                *lock_state.notes,
             ],
         ),
         east_west_nic=p.server.east_west_nic if p.shape.rails else "",
@@ -167,6 +191,8 @@ def _assemble(p: Parts, spec_file: str) -> ClusterPlan:
         north_south_built_in=p.server.north_south_built_in,
         spares_policy=spec.spares.model_dump(),
         management_tier=p.mgmt.tier,
+        retired=lock_state.retired,
+        identity_changes=lock_state.changes,
     )
 
 

@@ -21,9 +21,17 @@ COMPUTE_PREFIX = "gpu"
 
 @dataclass(frozen=True)
 class ComputeNodes:
+    """Compute and spare node names; ``slots`` is their order in the fabric and the compute
+    racks, with ``None`` where a removed node left a slot free (a locked plan only)."""
+
     compute: list[str]
     spares: list[str]
     spares_auto: bool
+    slots: list[str | None] | None = None
+
+    @property
+    def fabric_slots(self) -> list[str | None]:
+        return self.slots if self.slots is not None else [*self.compute, *self.spares]
 
 
 def whole_server_note(sizing: SizingResult) -> str | None:

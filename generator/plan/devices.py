@@ -18,9 +18,12 @@ from generator.plan.facility.floor import Floor, Spot, place_racks
 from generator.plan.facility.layout import north_south_nic
 from generator.plan.facility.racks import Device
 from generator.plan.heads import HEAD_MODEL, UFM_MODEL
+from generator.plan.lock.ports import PortSpace, reconcile
+from generator.plan.lock.racks import floor_positions
 from generator.plan.models import Addresses, Link, Node, Switch
 from generator.plan.network import cabling, ethernet
 from generator.plan.network.address_table import AddressTable
+from generator.plan.network.fabric import SU_NODES, reserved_ports, switch_port
 from generator.plan.network.media import RawLink, choose_media
 from generator.plan.network.side_networks import OOB_UPLINK_PORTS
 from generator.plan.parts import IB_MODEL, Parts
@@ -56,6 +59,7 @@ def build_nodes(p: Parts, a: AddressTable) -> list[Node]:
     """Every server with its role, model, rack position and addresses."""
     place = placements(p)
     su = p.graph.node_su
+    slot = {n: i % SU_NODES + 1 for i, n in enumerate(p.nodes.fabric_slots) if n}
     gpus = p.sizing.gpus_per_node
     gpu = p.spec.hardware.gpu
     server = p.server.id
@@ -81,6 +85,7 @@ def build_nodes(p: Parts, a: AddressTable) -> list[Node]:
             gpus=extra.get("gpus", 0),
             gpu=extra.get("gpu"),
             su=extra.get("su"),
+            slot=slot.get(name) if "su" in extra else None,
         )
 
     m = p.mgmt
@@ -145,10 +150,18 @@ def build_switches(p: Parts, a: AddressTable) -> list[Switch]:
 
 
 def floor_of(p: Parts) -> Floor:
-    """Where every rack stands (SU racks in order, infrastructure in the middle)."""
+    """Where every rack stands (SU racks in order, infrastructure in the middle); with a
+    plan lock, locked racks where they stand and new ones at the first free positions."""
     compute = [r.name for r in p.racks if r.kind != "infrastructure"]
     infra = [r.name for r in p.racks if r.kind == "infrastructure"]
-    return place_racks(compute, infra, p.spec.facility, p.spec.facility.rack_units)
+    floor = place_racks(compute, infra, p.spec.facility, p.spec.facility.rack_units)
+    if p.lock is None:
+        return floor
+    per_row = p.spec.facility.racks_per_row
+    fac = p.spec.facility
+    pitch = (fac.rack_width_m, fac.row_pitch_m)
+    positions = floor_positions(p.lock, [(r.name, r.kind) for r in p.racks], per_row, pitch)
+    return Floor(positions, floor.facility, floor.rack_top_m)
 
 
 def _site_uplinks(p: Parts, models: dict[str, tuple[SwitchModel, str, str]]) -> list[RawLink]:
@@ -256,6 +269,16 @@ def build_links(p: Parts, floor: Floor) -> list[Link]:
             spots[pdu] = floor.spot(rack.name, p.spec.facility.rack_units // 2, 1)
     spots[cabling.SITE] = floor.site_spot()
     raws = raw_links(p)
+    if p.lock is not None:
+        models = {name: m for name, (m, _, _) in switch_models(p).items()}
+        ib = p.pc.switches[IB_MODEL]
+        reserved = frozenset(
+            (leaf, switch_port(port, ib.ports_per_cage))
+            for leaf, port in reserved_ports(p.graph, p.nodes.fabric_slots)
+        )
+        if "compute" in reconcile(raws, p.lock, PortSpace(models), reserved):
+            isl = {(a, b) for a, _, b, _ in p.graph.isl_links}
+            cabling.regroup_fabric(raws, set(p.graph.switch_names), isl)
     for lk in raws:
         lk.need_m = floor.length(spots[lk.a], spots[lk.b])
     choose_media(p.pc, raws)

@@ -53,6 +53,11 @@ class Node(Frozen):
     gpus: int = 0
     gpu: str | None = None
     su: int | None = Field(default=None, description="Scalable unit, for compute nodes.")
+    slot: int | None = Field(
+        default=None,
+        description="Position in the scalable unit (1-32), for compute nodes: its leaf port "
+        "in the reference cabling, kept by the plan lock.",
+    )
     addresses: Addresses = Field(default_factory=Addresses)
 
 
@@ -336,6 +341,15 @@ class PowerSummary(Frozen):
     notes: list[str] = Field(default_factory=list)
 
 
+class RetiredDevice(Frozen):
+    """A device removed from a locked plan: its name and addresses are not given out again."""
+
+    name: str
+    addresses: dict[str, str] = Field(
+        default_factory=dict, description="Address per network (oob, mgmt, frontend, fabric)."
+    )
+
+
 class ClusterPlan(Frozen):
     """Everything decided for one spec."""
 
@@ -364,6 +378,13 @@ class ClusterPlan(Frozen):
         default_factory=dict, description="The spec's spares policy (spares.*) the BOM applies."
     )
     management_tier: str = Field(default="", description="management.yaml tier used.")
+    retired: list[RetiredDevice] = Field(
+        default_factory=list, description="Devices removed so far (from the plan lock)."
+    )
+    identity_changes: list[str] = Field(
+        default_factory=list,
+        description="The last change to identities against the plan lock (also in notes).",
+    )
 
     def nodes_with_role(self, *roles: NodeRole) -> list[Node]:
         """Nodes of the given roles, in plan order."""

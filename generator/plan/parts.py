@@ -16,6 +16,7 @@ from generator.plan.catalog_models import PlanCatalog
 from generator.plan.compute import ComputeNodes
 from generator.plan.facility.racks import RackLayout
 from generator.plan.heads import Management
+from generator.plan.lock.model import Lock
 from generator.plan.models import StoragePlan
 from generator.plan.network.ethernet import FrontendGraph
 from generator.plan.network.fabric import FabricGraph, FabricShape
@@ -45,3 +46,4 @@ class Parts:
     racks: list[RackLayout]
     backend: SideNet
     oob_agg: SideNet
+    lock: Lock | None = None

@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from generator.catalog.load import Catalog, default_catalog
+from generator.plan.lock.model import Lock
 from generator.plan.models import ClusterPlan
 from generator.sizing.result import MemoryBreakdown, SizingResult, TrainingEstimate, TrainingLayout
 from generator.spec.models import Spec
@@ -68,7 +69,7 @@ def synthetic_sizing(
     )
 
 
-def synthetic_spec(name: str, nodes: int, **sections: Any) -> Spec:
+def synthetic_spec(name: str, nodes: int, /, **sections: Any) -> Spec:
     """A spec for ``nodes`` XE9680 nodes; ``sections`` override top-level spec keys."""
     doc: dict[str, Any] = {
         "name": name,
@@ -84,9 +85,9 @@ def synthetic_spec(name: str, nodes: int, **sections: Any) -> Spec:
 
 
 def plan_for(
-    nodes: int, catalog: Catalog | None = None, **sections: Any
+    nodes: int, catalog: Catalog | None = None, lock: Lock | None = None, **sections: Any
 ) -> tuple[Spec, ClusterPlan]:
-    """Spec and plan of a synthetic ``nodes``-node cluster."""
+    """Spec and plan of a synthetic ``nodes``-node cluster (keeping ``lock`` if given)."""
     from generator.plan.build import build_plan
 
     cat = catalog or default_catalog()
@@ -98,7 +99,7 @@ def plan_for(
             update={"hardware": spec.hardware.model_copy(update={"gpus": nodes * gpn})}
         )
     sizing = synthetic_sizing(name, nodes, gpn, server=spec.hardware.server, gpu=spec.hardware.gpu)
-    return spec, build_plan(spec, f"examples/{name}.yaml", sizing, cat)
+    return spec, build_plan(spec, f"examples/{name}.yaml", sizing, cat, lock)
 
 
 def time_plan(nodes: int, repeat: int = 3) -> dict[str, float]:

@@ -137,7 +137,9 @@ def _rack_notes(p: Parts) -> list[str]:
     if not p.nodes.compute:
         return []
     fac, server = p.spec.facility, p.server
-    per_rack = sum(1 for d in p.racks[0].devices if d.kind == "node")
+    per_rack = max(
+        sum(1 for d in r.devices if d.kind == "node") for r in p.racks if r.kind == "compute"
+    ) if any(r.kind == "compute" for r in p.racks) else 0
     oob = p.pc.switches[ethernet.OOB_MODEL]
     top = min(fac.rack_units - oob.rack_units, server.mount_below_u or fac.rack_units)
     by_space = top // server.rack_units

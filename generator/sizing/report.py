@@ -24,6 +24,7 @@ def layout_text(p: TrainingLayout) -> str:
     """``TP4 PP4 DP2 CP1 VP5 MBS1 recompute=none`` (plus the HSDP shard group if any)."""
     partial = f" ({p.recompute_layers} layers/stage)" if p.recompute_layers else ""
     hsdp = f" HSDP shard {p.shard}" if p.shard else ""
+    hsdp += f" EP{p.ep} ETP{p.etp}" if p.ep > 1 else ""
     return (f"TP{p.tp} PP{p.pp} DP{p.dp} CP{p.cp} VP{p.vp} MBS{p.micro_batch_size} "
             f"recompute={p.recompute}{partial}{hsdp}")
 

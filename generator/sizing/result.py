@@ -60,6 +60,14 @@ class TrainingLayout(Frozen):
         description="ZeRO-3/FSDP: ranks one copy of the states is sharded over when fewer "
                     "than dp (HSDP; the rest replicate); None = FULL_SHARD or no ZeRO-3.",
     )
+    ep: int = Field(
+        default=1, description="Expert parallelism (MoE): ranks the routed experts are spread "
+                               "over; 1 for dense models.",
+    )
+    etp: int | None = Field(
+        default=None, description="Expert tensor parallelism with ep > 1 (ranks one expert is "
+                                  "split over); None = the experts split like the dense layers.",
+    )
 
 
 class MemoryBreakdown(Frozen):

@@ -34,6 +34,9 @@ SHORT_SAMPLE_TOKENS = 1024
 """Unpacked samples shorter than this on average are their own data class: per-sequence
 overheads, not GEMMs, set the pace there."""
 DATA_CLASSES = ("full sequences", "short samples")
+MOE_PREFIX = "moe-"
+MOE_ALL_ROWS = "moe"
+"""The ``all_rows`` key of every MoE training row (the uncalibrated MoE band)."""
 
 
 def data_class(sample_tokens: float | None) -> str:
@@ -62,9 +65,17 @@ class Regime:
 
     @classmethod
     def of(cls, framework: str, kind: str, gpus: int, gpu: str,
-           sample_tokens: float | None = None) -> Regime:
-        return cls(framework, KIND_CLASS.get(kind, kind), scale_of(gpus), gpu,
-                   data_class(sample_tokens))
+           sample_tokens: float | None = None, moe: bool = False) -> Regime:
+        """``moe``: a mixture-of-experts model, its own kind class (``moe-pretrain``):
+        its errors come from other physics (all-to-all, routing) than a dense model's."""
+        kind_class = KIND_CLASS.get(kind, kind)
+        return cls(framework, MOE_PREFIX + kind_class if moe else kind_class,
+                   scale_of(gpus), gpu, data_class(sample_tokens))
+
+    @property
+    def fallback(self) -> str:
+        """The ``all_rows`` band an uncalibrated estimate of this regime gets."""
+        return MOE_ALL_ROWS if self.kind.startswith(MOE_PREFIX) else self.data
 
     def levels(self) -> list[Regime]:
         """This regime, then the coarser ones it may fall back to (most specific first)."""
@@ -106,7 +117,8 @@ class Table:
             got = self.bands.get(level)
             if got is not None and got.similar >= self.min_similar:
                 return got
-        e = self.everything.get(regime.data) or self.everything[DATA_CLASSES[0]]
+        e = (self.everything.get(regime.fallback) or self.everything.get(regime.data)
+             or self.everything[DATA_CLASSES[0]])
         return Band(e.low_pct, e.high_pct, e.similar, False, None)
 
 
@@ -140,4 +152,8 @@ def outside_note(regime: Regime) -> str:
     """What the note says when no calibrated regime covers an estimate."""
     return (f"outside every calibrated regime: too few published measurements of "
             f"{regime.framework} {regime.kind} on {regime.gpu} ({regime.data}); the band is "
-            f"the spread of all cross-validated calibration errors on {regime.data}")
+            f"the spread of all cross-validated calibration errors on {_rows_of(regime)}")
+
+
+def _rows_of(regime: Regime) -> str:
+    return "MoE training" if regime.fallback == MOE_ALL_ROWS else regime.data

@@ -8,6 +8,7 @@ catalog so the error can offer a did-you-mean from the real list.
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -64,6 +65,9 @@ __all__ = [
 ]
 
 
+NODE_NAME = re.compile(r"[a-z][a-z0-9-]{0,62}")
+
+
 class Precision(StrEnum):
     """Numeric format of the matrix math (weights and activations)."""
 
@@ -96,6 +100,14 @@ class Mlp(StrEnum):
     swiglu = "swiglu"
 
 
+class Attention(StrEnum):
+    """Attention variant: grouped-query (MHA when kv_heads = heads) or DeepSeek's
+    multi-head latent attention, which caches one compressed latent per token and layer."""
+
+    gqa = "gqa"
+    mla = "mla"
+
+
 class InlineArchitecture(SpecModel):
     """A model architecture given inline instead of a catalog id."""
 
@@ -116,11 +128,57 @@ class InlineArchitecture(SpecModel):
     )
     experts: int = Field(default=1, ge=1, description="MoE experts per layer (1 = dense).")
     top_k: int = Field(default=1, ge=1, description="Experts active per token.")
+    head_dim: int | None = Field(
+        default=None, gt=0,
+        description="Width of one attention head (d_h) where a x d_h != hidden_size "
+                    "(Qwen3, GPT-OSS); default hidden_size / attention_heads. For MLA: the "
+                    "non-rotary query/key width (qk_nope_head_dim).",
+    )
+    shared_experts: int = Field(
+        default=0, ge=0, description="MoE: always-on experts per MoE layer (DeepSeek, Llama 4)."
+    )
+    shared_expert_ffn_hidden_size: int | None = Field(
+        default=None, gt=0,
+        description="MoE: FFN width of one shared expert; default ffn_hidden_size."
+    )
+    dense_ffn_hidden_size: int | None = Field(
+        default=None, gt=0,
+        description="MoE: FFN width of the dense (non-MoE) layers; default ffn_hidden_size, "
+                    "which is the width of one routed expert.",
+    )
+    first_k_dense_layers: int = Field(
+        default=0, ge=0, description="MoE: leading dense layers before the MoE layers start."
+    )
+    moe_layer_frequency: int = Field(
+        default=1, ge=1,
+        description="MoE: every n-th layer after the dense ones has experts (Llama 4 Maverick: 2).",
+    )
+    attention: Attention = Field(
+        default=Attention.gqa,
+        description="gqa (also MHA) | mla (multi-head latent attention: needs kv_lora_rank, "
+                    "qk_rope_head_dim, v_head_dim; caches kv_lora_rank + qk_rope_head_dim "
+                    "values per token per layer).",
+    )
+    q_lora_rank: int = Field(
+        default=0, ge=0, description="MLA: rank of the compressed query (0 = not compressed)."
+    )
+    kv_lora_rank: int | None = Field(
+        default=None, gt=0, description="MLA: rank of the compressed key/value latent."
+    )
+    qk_rope_head_dim: int | None = Field(
+        default=None, gt=0, description="MLA: rotary part of each query/key head."
+    )
+    v_head_dim: int | None = Field(default=None, gt=0, description="MLA: value width per head.")
 
     @model_validator(mode="after")
     def _check_shapes(self) -> InlineArchitecture:
-        if self.hidden_size % self.attention_heads:
-            raise ValueError("hidden_size must be divisible by attention_heads")
+        if self.head_dim is None and self.hidden_size % self.attention_heads:
+            raise ValueError("hidden_size must be divisible by attention_heads (or give head_dim)")
+        if self.attention is Attention.mla and None in (
+                self.kv_lora_rank, self.qk_rope_head_dim, self.v_head_dim):
+            raise ValueError("attention mla needs kv_lora_rank, qk_rope_head_dim and v_head_dim")
+        if self.first_k_dense_layers >= self.layers and self.experts > 1:
+            raise ValueError("first_k_dense_layers must leave at least one MoE layer")
         kv = self.kv_heads or self.attention_heads
         if self.attention_heads % kv:
             raise ValueError("attention_heads must be divisible by kv_heads")
@@ -153,6 +211,16 @@ class Parallelism(SpecModel):
     )
     recompute: Recompute | None = Field(
         default=None, description="Activation recomputation: none | selective | full."
+    )
+    ep: int | None = Field(
+        default=None, ge=1,
+        description="Expert-parallel size (MoE models): must divide the number of experts "
+                    "and the ranks of a pipeline stage (tp x cp x dp).",
+    )
+    etp: int | None = Field(
+        default=None, ge=1,
+        description="Expert tensor-parallel size (MoE): ranks one expert is split over; "
+                    "default 1 with ep > 1, else tp.",
     )
 
 
@@ -214,7 +282,8 @@ class TrainingWorkload(SpecModel):
         default=None, description="Periodic evaluation: {every_samples, samples}."
     )
     parallelism: Parallelism = Field(
-        default_factory=Parallelism, description="Optional pins: tp, pp, dp, cp, vp, recompute."
+        default_factory=Parallelism,
+        description="Optional pins: tp, pp, dp, cp, vp, recompute, ep, etp."
     )
 
     @model_validator(mode="after")
@@ -311,11 +380,32 @@ class Hardware(SpecModel):
         description="Compute node sockets, cores, threads and memory; catalog defaults otherwise.",
     )
 
+    remove_nodes: list[str] = Field(
+        default_factory=list,
+        max_length=4096,
+        description=(
+            "Compute or spare nodes of the locked plan to take out (e.g. [gpu007]): they are "
+            "removed and their names and addresses retired. A smaller cluster otherwise loses "
+            "its highest-numbered nodes; with the size unchanged, new nodes replace them."
+        ),
+    )
+
     @field_validator("hot_spares")
     @classmethod
     def _non_negative(cls, v: int | str) -> int | str:
         if isinstance(v, int) and v < 0:
             raise ValueError("hot_spares must be >= 0 or 'auto'")
+        return v
+
+    @field_validator("remove_nodes")
+    @classmethod
+    def _node_names(cls, v: list[str]) -> list[str]:
+        bad = [n for n in v if not NODE_NAME.fullmatch(n)]
+        if bad:
+            raise ValueError(f"{bad[0]!r} is not a node name (like gpu007)")
+        dup = sorted({n for n in v if v.count(n) > 1})
+        if dup:
+            raise ValueError(f"nodes are listed more than once: {', '.join(dup)}")
         return v
 
 

@@ -17,7 +17,8 @@ from generator.spec.load import LoadedSpec, format_path
 from generator.spec.models import InlineArchitecture, TrainingWorkload
 
 STACK_DIMENSIONS = {"tp": "tensor parallelism", "pp": "pipeline parallelism",
-                    "cp": "context parallelism", "vp": "interleaved pipelines"}
+                    "cp": "context parallelism", "vp": "interleaved pipelines",
+                    "ep": "expert parallelism"}
 
 
 def _problem(
@@ -41,12 +42,49 @@ def precision_problems(loaded: LoadedSpec, catalog: Catalog) -> list[Problem]:
     ]
 
 
-def _shape(w: TrainingWorkload, catalog: Catalog) -> tuple[int, int] | None:
-    """(attention heads, layers) of the workload's model, if it is known."""
+def _shape(w: TrainingWorkload, catalog: Catalog) -> tuple[int, int, int] | None:
+    """(attention heads, layers, experts) of the workload's model, if it is known."""
     if isinstance(w.model, InlineArchitecture):
-        return w.model.attention_heads, w.model.layers
+        return w.model.attention_heads, w.model.layers, w.model.experts
     m = catalog.models.get(w.model)
-    return None if m is None else (m.attention_heads, m.layers)
+    return None if m is None else (m.attention_heads, m.layers, m.experts)
+
+
+def _nearest(value: int, allowed: list[int]) -> str:
+    best = min(allowed, key=lambda a: (abs(a - value), a))
+    return f"did you mean ep: {best}?"
+
+
+def _expert_problems(
+    loaded: LoadedSpec, i: int, w: TrainingWorkload, experts: int
+) -> list[Problem]:
+    """ep only for MoE models, dividing the experts and the pinned ranks of a stage; etp
+    only with experts and within one server's tensor-parallel reach."""
+    p = w.parallelism
+    base: tuple[str | int, ...] = ("workloads", i, "parallelism")
+    out = []
+    if experts == 1:
+        for dim in ("ep", "etp"):
+            value = getattr(p, dim)
+            if value is not None and value > 1:
+                out.append(_problem(loaded, (*base, dim), f"{dim}={value} needs a mixture-of-"
+                                    "experts model; this model is dense", allowed="1"))
+        return out
+    allowed = [d for d in range(1, experts + 1) if experts % d == 0]
+    if p.ep is not None and experts % p.ep:
+        out.append(_problem(
+            loaded, (*base, "ep"), f"ep={p.ep} does not divide the model's {experts} experts",
+            allowed=", ".join(map(str, allowed)), hint=_nearest(p.ep, allowed)))
+        return out
+    if p.ep is not None and None not in (p.tp, p.dp):
+        ranks = (p.tp or 1) * (p.cp or 1) * (p.dp or 1)
+        width = p.ep * (p.etp or 1)
+        if ranks % width:
+            out.append(_problem(
+                loaded, (*base, "ep"),
+                f"ep x etp = {width} does not divide the {ranks} ranks of a pipeline stage "
+                f"(tp x cp x dp)", allowed=f"ep x etp dividing {ranks}"))
+    return out
 
 
 def _stack_problems(
@@ -158,7 +196,8 @@ def workload_problems(loaded: LoadedSpec, catalog: Catalog) -> list[Problem]:
         shape = _shape(w, catalog)
         if shape is None:
             continue
-        heads, layers = shape
+        heads, layers, experts = shape
+        out += _expert_problems(loaded, i, w, experts)
         if w.parallelism.tp is not None:
             out += _tp_problems(loaded, i, w.parallelism.tp, heads, server.gpu_slots, server.name)
         out += _stage_problems(loaded, i, w, layers)

@@ -201,11 +201,28 @@ def _no_login_group(inv: Path) -> None:
 def _unknown_switch(inv: Path) -> None:
     _edit(
         inv / "group_vars" / "slurm_cluster" / "slurm.yml",
-        lambda d: d["slurm_topology"][1].update(switches=["su1", "su9"]),
+        lambda d: d["slurm_topology"][0].update(switches="su[1,9]"),
     )
 
 
+def _bad_hostlist(inv: Path) -> None:
+    _edit(
+        inv / "group_vars" / "slurm_cluster" / "slurm.yml",
+        lambda d: d["slurm_nodesets"][0].update(hosts="gpu[003-001]"),
+    )
+
+
+def _node_in_no_leaf_switch(inv: Path) -> None:
+    def hosts(d: dict[str, Any]) -> None:
+        leaves = d["all"]["children"]["slurm_cluster"]["children"]["slurm_switches"]
+        leaves["children"]["slurm_switch_su1"]["hosts"].pop("gpu003")
+
+    _edit(inv / "hosts.yml", hosts)
+
+
 BAD_INVENTORIES = {
+    "hostlist-malformed": (_bad_hostlist, "'gpu[003-001]' is not a Slurm hostlist expression"),
+    "node-in-no-leaf-switch": (_node_in_no_leaf_switch, "in no leaf switch: gpu003"),
     "host-in-two-nodesets": (_two_nodesets, "exactly one of each"),
     "gres-count-mismatch": (_gres_mismatch, "must equal the number of files"),
     "gpu-type-missing": (_no_gpu_type, "needs gpu_type"),

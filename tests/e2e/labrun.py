@@ -64,8 +64,10 @@ def machine_shape() -> dict[str, float]:
     }
 
 
-def generate(tmp: Path, label: str, shape: dict[str, float] | None) -> Path:
-    """Plan a copy of the lab spec with ``shape`` (None: the catalog's XE9680 shape)."""
+def generate(tmp: Path, label: str, shape: dict[str, float] | None, in_place: bool = False) -> Path:
+    """Plan a copy of the lab spec with ``shape`` (None: the catalog's XE9680 shape); a copy
+    of the inventory, or (``in_place``) the inventory inside the plan's output tree, where a
+    later ``podplan plan`` of the same spec regenerates it."""
     spec = yaml.safe_load(SPEC.read_text(encoding="utf-8"))
     if shape is None:
         spec["hardware"].pop("node_shape", None)
@@ -92,6 +94,8 @@ def generate(tmp: Path, label: str, shape: dict[str, float] | None) -> Path:
     assert r.returncode == 0, f"podplan plan failed:\n{r.stdout}{r.stderr}"
     found = sorted(out.glob("inventories/*/hosts.yml"))
     assert len(found) == 1, f"expected one inventory under {out}, got {found}"
+    if in_place:
+        return found[0].parent
     target = tmp / label
     shutil.copytree(found[0].parent, target)
     return target
@@ -106,7 +110,7 @@ def lab_inventory(tmp: Path) -> Path:
         target = tmp / "inventory"
         shutil.copytree(Path(given), target)
         return target
-    return generate(tmp, "inventory", machine_shape())
+    return generate(tmp, "inventory", machine_shape(), in_place=True)
 
 
 def group(inventory: Path, name: str) -> list[str]:
@@ -149,6 +153,8 @@ class Lab:
         self.times: dict[str, float] = {}
         self.output = ""
         self.extra: list[str] = []
+        self.evidence: dict[str, dict[str, object]] = {}
+        """What a scenario found on the hosts, written beside the logs for the report."""
 
     def timed(self, label: str, *args: str) -> subprocess.CompletedProcess[str]:
         start = time.monotonic()

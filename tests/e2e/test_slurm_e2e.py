@@ -38,6 +38,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.e2e import growth
 from tests.e2e.labrun import REPO, Lab, generate, group, lab_inventory, slurm_version
 from tests.tooling import unavailable
 
@@ -71,9 +72,12 @@ def _preflight() -> None:
         unavailable(f"the Slurm lab cannot run here: missing tools: {', '.join(missing)}")
 
 
-@pytest.fixture
-def lab(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[Lab]:
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Lab]:
+    """One lab for the module: the tests below run on it in order (deploy, then change it)."""
     _preflight()
+    tmp_path = tmp_path_factory.mktemp("slurm-lab")
+    capman = request.config.pluginmanager.getplugin("capturemanager")
     logs = tmp_path / "logs"
     logs.mkdir()
     the_lab = Lab(lab_inventory(tmp_path), logs)
@@ -90,7 +94,7 @@ def lab(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[Lab]:
         the_lab.times["total"] = time.monotonic() - started
         summary = ", ".join(f"{k} {v:.1f}s" for k, v in the_lab.times.items())
         (tmp_path / "e2e-times.json").write_text(json.dumps(the_lab.times, indent=2))
-        with capsys.disabled():
+        with capman.global_and_fixture_disabled():
             print(f"\n[slurm e2e] wall times: {summary}\n[slurm e2e] logs: {logs}")
         leftovers = subprocess.run(
             ["ip", "netns", "list"], text=True, capture_output=True, check=False
@@ -321,3 +325,21 @@ def test_slurm_lab_production_paths(lab: Lab, tmp_path: Path) -> None:
     assert lab.changed(RESTART_DBD) == [], "a slurm.conf change leaves slurmdbd alone"
     assert _munge_ok(lab, login, victim), "munge must work again after the repair"
     assert lab.ssh(victim, "test -d /var/lib/slurm/slurmd").returncode == 0
+
+
+def test_slurm_lab_grows_and_shrinks(lab: Lab, tmp_path: Path) -> None:
+    """Issue 9: regenerate over the running cluster's own tree, one compute and one login node
+    more, then one compute node fewer (tests/e2e/growth.py). Runs on the lab the test above
+    deployed (or deploys it), with that test's last configuration kept."""
+    if os.environ.get("PODPLAN_LAB_INVENTORY"):
+        pytest.skip("growth regenerates the lab's own plan tree; a given inventory has none")
+    extra = ["-e", f"@{_config_change(tmp_path)}"]
+    if "first run" not in lab.times:
+        lab.playbook("first run", *extra)
+    for step, change in (("growth", growth.grow), ("shrink", growth.shrink)):
+        start = time.monotonic()
+        changed = change(lab, extra)
+        lab.times[step] = time.monotonic() - start
+        tasks = {h: sorted(t) for h, t in sorted(changed.items())}
+        found = {"ansible changed": tasks, **lab.evidence.get(step, {})}
+        (lab.logs / f"{step}-changes.json").write_text(json.dumps(found, indent=2))

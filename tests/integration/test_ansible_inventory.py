@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from generator import pipeline
+from generator.emit.hostlist import expand
 from generator.render.write import write_tree
 from tests.conftest import EXAMPLES, REPO
 from tests.tooling import require_tool
@@ -69,6 +70,31 @@ def test_slurm_inventory_matches_plan(example: Path, tmp_path: Path) -> None:
         node = by_name[host]
         assert hostvars[host]["ansible_host"] == (node.addresses.mgmt or "").split("/")[0]
         assert hostvars[host]["slurm_cluster_name"] == sched.cluster_name
+    # Node lists reach every host as expressions; leaf switches are groups listing each node.
+    nodesets = hostvars[sorted(compute)[0]]["slurm_nodesets"]
+    assert {ns["name"]: sorted(expand(ns["hosts"])) for ns in nodesets} == {
+        ns.name: sorted(ns.hosts) for ns in sched.nodesets
+    }
+    leaves = {sw.switch: set(sw.nodes) for sw in sched.topology if sw.nodes}
+    assert {name: group_hosts(inv, f"slurm_switch_{name}") for name in leaves} == leaves
     any_compute = sorted(compute)[0]
     rails = hostvars[any_compute].get("podplan_fabric_addresses", [])
     assert len(rails) == plan.fabric.rails  # a single node has no fabric (smallest fabric rule)
+
+
+GROUP_VARS_LIMIT_BYTES = 8000
+
+
+@pytest.mark.parametrize("example", SLURM_EXAMPLES + [e for e in EXAMPLES if "2048" in e.stem])
+def test_group_vars_hold_no_node_lists(example: Path) -> None:
+    """Every host receives every group_vars value: they must not grow with the node count.
+
+    The 2,048-node example included (no ansible run needed); its group_vars once held 52 KB of
+    node names, which ``ansible-inventory --list`` copied into each of 2,050 hosts.
+    """
+    out = pipeline.outputs(pipeline.load_checked(example.relative_to(REPO).as_posix()))
+    group_vars = {f.path: f.content for f in out.files if "/group_vars/" in f.path}
+    assert group_vars
+    assert sum(len(text) for text in group_vars.values()) < GROUP_VARS_LIMIT_BYTES, {
+        path: len(text) for path, text in group_vars.items()
+    }

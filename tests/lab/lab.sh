@@ -7,6 +7,7 @@
 #
 #   lab.sh image                 build (or reuse) the cached rootfs + offline apt repo
 #   lab.sh up INVENTORY_DIR      boot one container per slurm_cluster host of INVENTORY_DIR
+#   lab.sh add INVENTORY_DIR     boot containers for its hosts the running lab lacks (growth)
 #   lab.sh playbook INV [ARG...] run ansible/site.yml against the lab (lab-vars.yml applied)
 #   lab.sh ops CMD [ARG...]      run CMD in the control-node namespace
 #   lab.sh ssh [USER@]HOST CMD...  run CMD on a lab host (as root, or alice/bob)
@@ -96,25 +97,58 @@ cmd_up() {
     local name addr frontend rails n=0
     while read -r name addr frontend rails; do
         n=$((n + 1))
-        lab_netns "$name" "vh$n" "$addr/24"
-        add_stand_ins "$name" "$frontend" "$rails"
-        lab_rootfs "$name"
-        local root=$RUN/c/$name/root user
-        echo "$name" >"$root/etc/hostname"
-        install -m 600 "$RUN/id_ed25519.pub" "$root/root/.ssh/authorized_keys"
-        writable_cgroups "$root"
-        for user in "${LAB_USERS[@]}"; do
-            install -m 600 -o "${user#*:}" -g "${user#*:}" "$RUN/id_ed25519.pub" \
-                "$root/home/${user%%:*}/.ssh/authorized_keys"
-        done
-        # CAP_NET_ADMIN (on the container's own network namespace) for systemd-networkd;
-        # /shared stands in for the NFS export (StateSaveLocation).
-        lab_boot "$name" --hostname="$name" --capability=CAP_NET_ADMIN --bind="$RUN/shared:/shared"
+        boot_host "$n" "$name" "$addr" "$frontend" "$rails"
     done <"$RUN/hosts.txt"
     log "booting $n containers"
     wait_ssh
     log "lab is up: $(awk '{printf "%s=%s ", $1, $2}' "$RUN/hosts.txt")"
     trap - EXIT INT TERM
+}
+
+# Boot one container (lib/nspawn.sh): its namespace joined to the bridge as veth vh<N>, the
+# stand-in links, an overlay on the image, its identity and keys, then systemd-nspawn in the
+# background (its pid in $RUN/c/<name>/pid).
+boot_host() {
+    local n=$1 name=$2 addr=$3 frontend=$4 rails=$5
+    lab_netns "$name" "vh$n" "$addr/24"
+    add_stand_ins "$name" "$frontend" "$rails"
+    lab_rootfs "$name"
+    local root=$RUN/c/$name/root user
+    echo "$name" >"$root/etc/hostname"
+    install -m 600 "$RUN/id_ed25519.pub" "$root/root/.ssh/authorized_keys"
+    writable_cgroups "$root"
+    for user in "${LAB_USERS[@]}"; do
+        install -m 600 -o "${user#*:}" -g "${user#*:}" "$RUN/id_ed25519.pub" \
+            "$root/home/${user%%:*}/.ssh/authorized_keys"
+    done
+    # CAP_NET_ADMIN (on the container's own network namespace) for systemd-networkd;
+    # /shared stands in for the NFS export (StateSaveLocation).
+    lab_boot "$name" --hostname="$name" --capability=CAP_NET_ADMIN --bind="$RUN/shared:/shared"
+}
+
+# Racking new machines into the running lab: boot a container for every host of
+# INVENTORY_DIR that has none yet (the grown plan's new nodes); running ones are left alone.
+cmd_add() {
+    need_root
+    local inventory=${1:?usage: lab.sh add INVENTORY_DIR}
+    [[ -f $RUN/hosts.txt ]] || die "no lab is up (lab.sh up first)"
+    local n name addr frontend rails added=()
+    n=$(wc -l <"$RUN/hosts.txt")
+    while read -r name addr frontend rails; do
+        if awk -v h="$name" '$1 == h {found = 1} END {exit !found}' "$RUN/hosts.txt"; then
+            [[ $(awk -v h="$name" '$1 == h {print $2}' "$RUN/hosts.txt") == "$addr" ]] ||
+                die "$name moved to $addr: a running host keeps its address"
+            continue
+        fi
+        n=$((n + 1))
+        echo "$name $addr $frontend $rails" >>"$RUN/hosts.txt"
+        boot_host "$n" "$name" "$addr" "$frontend" "$rails"
+        added+=("$name")
+    done < <(python3 "$HERE/labhelper.py" hosts "$inventory")
+    ((${#added[@]})) || { log "no new hosts in $inventory"; return 0; }
+    log "booting ${added[*]}"
+    wait_ssh
+    log "added: ${added[*]}"
 }
 
 # Interfaces the containers cannot have: veth pairs (this kernel loads no modules, so no
@@ -138,6 +172,9 @@ add_stand_ins() {
 # proctrack/cgroup needs freezer and ConstrainDevices needs devices, both of which can be
 # remounted read-write from inside (memory cannot: "busy"). A unit in each container does
 # that at boot; Slurm then names its cgroups slurm_<node>, so containers never collide.
+# Only the mount's own flag changes (remount,bind): a plain remount reconfigures the
+# hierarchy, which the kernel refuses (EBUSY) once it holds cgroups, as it does when
+# `lab.sh add` boots a container after Slurm runs on the others.
 writable_cgroups() {
     local root=$1 unit=podplan-lab-cgroups.service
     cat >"$root/etc/systemd/system/$unit" <<'EOF'
@@ -149,8 +186,8 @@ After=sysinit.target
 [Service]
 Type=oneshot
 RemainAfterExit=yes
-ExecStart=/bin/mount -o remount,rw /sys/fs/cgroup/freezer
-ExecStart=/bin/mount -o remount,rw /sys/fs/cgroup/devices
+ExecStart=/bin/mount -o remount,bind,rw /sys/fs/cgroup/freezer
+ExecStart=/bin/mount -o remount,bind,rw /sys/fs/cgroup/devices
 
 [Install]
 WantedBy=multi-user.target
@@ -209,9 +246,10 @@ cmd_ssh() {
 case ${1:-} in
 image) cmd_image ;;
 up) shift; cmd_up "$@" ;;
+add) shift; cmd_add "$@" ;;
 down) cmd_down ;;
 ops) shift; cmd_ops "$@" ;;
 playbook) shift; cmd_playbook "$@" ;;
 ssh) shift; cmd_ssh "$@" ;;
-*) sed -n '2,18p' "$0" >&2; exit 2 ;;
+*) sed -n '2,19p' "$0" >&2; exit 2 ;;
 esac

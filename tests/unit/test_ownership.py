@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -179,10 +180,12 @@ def test_diff_reports_files_devices_and_bom(tmp_path: Path) -> None:
     assert f"  - {tmp_path / INV / 'host_vars/gpu003.yml'}" in lines
     assert "  - compute node gpu003" in lines
     assert any(ln.startswith("  ~ compute xe9680-h100-sxm: quantity 3 -> 2") for ln in lines)
-    podplan("plan", _shrunk(tmp_path), "--out", str(tmp_path / "shrunk"), "-q")
+    shrunk = tmp_path.parent / f"{tmp_path.name}-shrunk"  # the same tree (and plan lock)
+    shutil.copytree(tmp_path, shrunk)
+    assert podplan("plan", _shrunk(tmp_path), "--out", str(shrunk), "-q").code == 0
     before, after = (
         json.loads((root / "reports/slurm-lab/bom.json").read_text())["totals"]["capex_usd"]
-        for root in (tmp_path, tmp_path / "shrunk")
+        for root in (tmp_path, shrunk)
     )
     assert after < before  # one GPU server fewer
     assert lines[-1] == f"capex: {before:,.2f} -> {after:,.2f} USD ({after - before:+,.2f})"

@@ -13,6 +13,8 @@ from generator.catalog.load import default_catalog
 from generator.errors import PodplanError
 from generator.plan.network.addressing import GROWTH
 from generator.plan.speed import plan_for
+from tests.unit.lockhelp import identities, moved, relock
+from tests.unit.lockhelp import plan as lock_plan
 
 SPEC = """\
 name: r
@@ -74,3 +76,24 @@ def test_a_grown_default_that_would_overlap_a_user_range_is_an_error() -> None:
         plan_for(2048, default_catalog(), network={"mgmt_cidr": "10.128.32.0/20"})
     assert exc.value.problems[0].path == "network.oob_cidr"
     assert "overlaps network.mgmt_cidr" in exc.value.problems[0].message
+
+
+def test_a_locked_plan_outgrowing_a_user_range_is_located() -> None:
+    net = {"oob_cidr": "10.128.0.0/26"}
+    base = lock_plan(8, network=net)
+    with pytest.raises(PodplanError) as exc:
+        lock_plan(64, relock(base), network=net)
+    assert [p.path for p in exc.value.problems] == ["network.oob_cidr"]
+    assert "too small" in exc.value.summary
+
+
+def test_a_default_range_widens_under_a_lock_and_keeps_every_address() -> None:
+    base = lock_plan(8)
+    grown = lock_plan(2048, relock(base))  # 4,485 OOB addresses: more than a /20
+    old = ipaddress.ip_network(base.network.oob_cidr)
+    new = ipaddress.ip_network(grown.network.oob_cidr)
+    assert new.network_address == old.network_address and new.prefixlen < old.prefixlen
+    before, after = identities(base), identities(grown)
+    kept = [n for n in before if n in after]  # the 1-SU fabric's leaves go: 2 tiers now
+    assert kept and not {n: moved(before[n], after[n]) for n in kept if moved(before[n], after[n])}
+    assert any("every locked address is kept" in n for n in grown.notes)

@@ -34,6 +34,7 @@ def test_report_files_and_headers() -> None:
         "bom.md",
         "cabling.csv",
         "p2p.csv",
+        "plan.lock.yaml",
         "plan.yaml",
         "racks.csv",
     ]

@@ -29,6 +29,8 @@ def layout_text(lay: TrainingLayout) -> str:
     if lay.recompute_layers:
         rec += f" ({lay.recompute_layers} layers/stage)"
     sizes = f"TP{lay.tp} PP{lay.pp} DP{lay.dp} CP{lay.cp} VP{lay.vp}"
+    if lay.ep > 1:
+        sizes += f" EP{lay.ep} ETP{lay.etp}"
     return f"{sizes} MBS{lay.micro_batch_size}, {rec}"
 
 

@@ -16,8 +16,18 @@ from collections.abc import Callable
 from generator.catalog.models import Server
 from generator.plan.catalog_models import PlanCatalog
 from generator.plan.compute import ComputeNodes
-from generator.plan.facility.racks import Budget, Device, RackLayout, layout_racks
-from generator.plan.heads import HEAD_MODEL, Management
+from generator.plan.facility.racks import (
+    Budget,
+    Device,
+    RackLayout,
+    layout_racks,
+    servers_per_rack,
+)
+from generator.plan.heads import HEAD_MODEL, UFM_MODEL, Management
+from generator.plan.lock.frontend import locked_frontend
+from generator.plan.lock.model import Lock
+from generator.plan.lock.racks import LockedPlacer
+from generator.plan.lock.zones import Zones, far_hosts
 from generator.plan.network import ethernet
 from generator.plan.network.ethernet import Endpoint, FrontendGraph, design_frontend
 from generator.plan.network.fabric import SU_NODES, FabricGraph
@@ -82,14 +92,43 @@ def solve_layout(
     mgmt: Management,
     graph: FabricGraph,
     storage_names: list[str],
+    lock: Lock | None = None,
 ) -> tuple[FrontendGraph, SideNet, SideNet, list[RackLayout]]:
-    """Front end, storage back end, OOB aggregation and racks (iterated to a fixed point)."""
+    """Front end, storage back end, OOB aggregation and racks (iterated to a fixed point);
+    with a plan lock, locked hosts keep their leaf ports and locked devices their racks, and
+    new hosts racked too far from the leaves they would join get a leaf pair in their own
+    rack (``lock.zones``)."""
+    zones = Zones()
+    infra_hosts = {*mgmt.heads, *mgmt.service, *mgmt.login, *mgmt.ufm, *storage_names}
+    for _ in range(MAX_LAYOUT_ROUNDS):
+        fe, backend, agg, racks = _layout(
+            spec, pc, server, nodes, mgmt, graph, storage_names, lock, zones
+        )
+        if lock is None:
+            return fe, backend, agg, racks
+        if not zones.grow(far_hosts(lock, fe, racks, spec.facility, infra_hosts)):
+            return fe, backend, agg, racks
+    raise AssertionError("rack layout did not converge")
+
+
+def _layout(
+    spec: Spec,
+    pc: PlanCatalog,
+    server: Server,
+    nodes: ComputeNodes,
+    mgmt: Management,
+    graph: FabricGraph,
+    storage_names: list[str],
+    lock: Lock | None,
+    zones: Zones,
+) -> tuple[FrontendGraph, SideNet, SideNet, list[RackLayout]]:
     fac = spec.facility
     pdus = pdus_per_rack(pc, fac.rack_power_kw)
     oob_model = pc.switches[ethernet.OOB_MODEL]
     oob = Device("oob", "switch", oob_model.rack_units, oob_model.power_kw)
     leaf_m, spine_m = pc.switches[ethernet.LEAF_MODEL], pc.switches[ethernet.SPINE_MODEL]
-    fe = design_frontend(_endpoints(nodes, mgmt, storage_names, pc, server, spec), leaf_m, spine_m)
+    endpoints = zones.apply(_endpoints(nodes, mgmt, storage_names, pc, server, spec, graph))
+    fe = design_frontend(endpoints, leaf_m, spine_m, locked_frontend(lock) if lock else None)
     backend = storage_backend(storage_names)
     compute = [
         Device(
@@ -99,28 +138,38 @@ def solve_layout(
             server.max_power_kw,
             server.mount_below_u,
             outlets=outlets_of(server.psu_count, server.psu_w),
+            model=server.id,
         )
-        for n in (*nodes.compute, *nodes.spares)
+        for n in nodes.fabric_slots
+        if n
     ]
-    groups = _su_groups(compute, graph, fe, pc)
+    groups = _su_groups(compute, graph, fe, pc, len(nodes.fabric_slots))
     budget = Budget(fac.rack_power_kw, fac.rack_units, fac.reserve_u, fac.reserve_power_fraction)
-    n_oob = 1
+    n_oob = len(lock.racks) if lock else 1
     for _ in range(MAX_LAYOUT_ROUNDS):
         width = max(2, len(str(n_oob)))
         agg = oob_aggregation([f"oob-r{i:0{width}d}" for i in range(1, n_oob + 1)])
         infra = _infra_devices(pc, mgmt, storage_names, graph, fe, [backend, agg])
         in_groups = {d.name for _, net in groups for d in net}
         infra = [d for d in infra if d.name not in in_groups]
-        racks = layout_racks(
-            groups,
-            server.name,
-            infra,
-            oob,
-            budget,
-            pdus,
-            oob_model.ports,
-            pdu_sizer(pc, budget),
-        )
+        if lock is None:
+            racks = layout_racks(
+                groups,
+                server.name,
+                infra,
+                oob,
+                budget,
+                pdus,
+                oob_model.ports,
+                pdu_sizer(pc, budget),
+            )
+        else:
+            per = _per_compute_rack(groups, server.name, budget, oob, oob_model.ports - pdus)
+            hold = (2 * leaf_m.rack_units, 2 * leaf_m.power_kw, 2)  # a zone's leaf pair
+            placer = LockedPlacer(
+                lock, budget, oob, per, oob_model.ports - pdus, pdu_sizer(pc, budget), hold
+            )
+            racks = placer.place_groups(groups, infra, zones.leaf_racks(fe))
         if len(racks) == n_oob:
             agg = oob_aggregation([r.oob.name for r in racks if r.oob])
             return fe, backend, agg, racks
@@ -128,27 +177,46 @@ def solve_layout(
     raise AssertionError("rack layout did not converge")
 
 
+def _per_compute_rack(
+    groups: list[tuple[list[Device], list[Device]]],
+    label: str,
+    budget: Budget,
+    oob: Device,
+    max_devices: int,
+) -> int:
+    """GPU servers per compute rack, as ``layout_racks`` counts them."""
+    first = next((c[0] for c, _ in groups if c), None)
+    if first is None:
+        return 1
+    per = servers_per_rack(first, label, budget.power_kw, budget.units, oob.power_kw, oob.height_u)
+    return min(per, max_devices)
+
+
 def _su_groups(
-    compute: list[Device], graph: FabricGraph, fe: FrontendGraph, pc: PlanCatalog
+    compute: list[Device], graph: FabricGraph, fe: FrontendGraph, pc: PlanCatalog, slots: int
 ) -> list[tuple[list[Device], list[Device]]]:
     """Per scalable unit: its GPU nodes and the leaves that serve them (its network rack).
 
     Clusters of one partial SU keep every switch in the infrastructure racks: one group.
+    ``slots``: GPU node slots (nodes and the free slots of removed ones).
     """
-    if len(compute) <= SU_NODES:
+    if slots <= SU_NODES:
         return [(compute, [])]
     ib = pc.switches[IB_MODEL]
     leaf = pc.switches[ethernet.LEAF_MODEL]
     out = []
-    for g in range((len(compute) + SU_NODES - 1) // SU_NODES):
-        nodes = compute[g * SU_NODES : (g + 1) * SU_NODES]
+    by_su: dict[int, list[Device]] = {}
+    for d in compute:
+        by_su.setdefault(graph.node_su.get(d.name, 1), []).append(d)
+    for g in range((slots + SU_NODES - 1) // SU_NODES):
+        nodes = by_su.get(g + 1, [])
         net = [
-            Device(n, "switch", ib.rack_units, ib.power_kw)
+            Device(n, "switch", ib.rack_units, ib.power_kw, model=ib.id)
             for n, su in zip(graph.leaf_names, graph.leaf_su, strict=True)
             if su == g + 1
         ]
         net += [
-            Device(n, "switch", leaf.rack_units, leaf.power_kw)
+            Device(n, "switch", leaf.rack_units, leaf.power_kw, model=leaf.id)
             for n in fe.leaf_names
             if fe.leaf_group.get(n) == g + 1
         ]
@@ -174,6 +242,7 @@ def _endpoints(
     pc: PlanCatalog,
     server: Server,
     spec: Spec,
+    graph: FabricGraph,
 ) -> list[Endpoint]:
     """Every host on the front-end network, with its port count and speed."""
     sm = pc.storage[STORAGE_MODEL]
@@ -183,11 +252,18 @@ def _endpoints(
         Endpoint(n, 2, MGMT_FE_GBPS) for n in (*mgmt.heads, *mgmt.service, *mgmt.login, *mgmt.ufm)
     ]
     eps += [Endpoint(n, min(2, sm.frontend_ports_per_node), GPU_FE_GBPS) for n in storage_names]
-    fabric_nodes = [*nodes.compute, *nodes.spares]
-    grouped = len(fabric_nodes) > SU_NODES
+    slots = nodes.fabric_slots
+    grouped = len(slots) > SU_NODES
+    su_of = graph.node_su
     eps += [
-        Endpoint(n, min(2, nic.ports), gpu_gbps, i // SU_NODES + 1 if grouped else 0)
-        for i, n in enumerate(fabric_nodes)
+        Endpoint(
+            n,
+            min(2, nic.ports),
+            gpu_gbps,
+            (su_of.get(n) or i // SU_NODES + 1) if grouped else 0,
+        )
+        for i, n in enumerate(slots)
+        if n
     ]
     return eps
 
@@ -209,25 +285,30 @@ def _infra_devices(
     head_cords = outlets_of(head.psu_count, head.psu_w)
     login_cords = outlets_of(login.psu_count, login.psu_w)
     out = [
-        Device(n, "node", head.rack_units, head.max_power_kw, outlets=head_cords)
+        Device(n, "node", head.rack_units, head.max_power_kw, outlets=head_cords, model=head.id)
         for n in (*mgmt.heads, *mgmt.service)
     ]
     out += [
-        Device(n, "node", login.rack_units, login.max_power_kw, outlets=login_cords)
-        for n in (*mgmt.login, *mgmt.ufm)
+        Device(n, "node", login.rack_units, login.max_power_kw, outlets=login_cords, model=model)
+        for names, model in ((mgmt.login, login.id), (mgmt.ufm, UFM_MODEL))
+        for n in names
     ]
-    out += [Device(n, "node", st.rack_units, st.power_w / 1000.0) for n in storage_names]
     out += [
-        Device(n, "switch", ib.rack_units, ib.power_kw)
+        Device(n, "node", st.rack_units, st.power_w / 1000.0, model=st.id) for n in storage_names
+    ]
+    out += [
+        Device(n, "switch", ib.rack_units, ib.power_kw, model=ib.id)
         for n in (*graph.core_names, *graph.spine_names, *graph.leaf_names)
     ]
     out += [
-        Device(n, "switch", spine.rack_units, spine.power_kw)
+        Device(n, "switch", spine.rack_units, spine.power_kw, model=spine.id)
         for n in (*fe.core_names, *fe.spine_names)
     ]
-    out += [Device(n, "switch", leaf.rack_units, leaf.power_kw) for n in fe.leaf_names]
+    out += [
+        Device(n, "switch", leaf.rack_units, leaf.power_kw, model=leaf.id) for n in fe.leaf_names
+    ]
     for net in side:
         for name, model, _ in net.switches:
             m = pc.switches[model]
-            out.append(Device(name, "switch", m.rack_units, m.power_kw))
+            out.append(Device(name, "switch", m.rack_units, m.power_kw, model=m.id))
     return out

@@ -41,6 +41,7 @@ class Device:
     rack: str = ""
     u: int = 0
     outlets: tuple[int, int] = (1, 0)  # (C13, C19) cords per power feed
+    model: str = ""  # catalog id (a plan lock re-racks a device replaced by a taller model)
 
 
 @dataclass(frozen=True)

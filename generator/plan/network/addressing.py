@@ -33,9 +33,14 @@ GROWTH = 2  # a default range holds this many times the plan's hosts
 
 
 class Pool:
-    """Hands out host addresses of one subnet in order, after the reserved block."""
+    """Hands out host addresses of one subnet in order, after the reserved block.
 
-    def __init__(self, cidr: str, field: str, needed: int) -> None:
+    ``taken``: offsets already held (a plan lock's addresses, retired ones included), which
+    ``take`` skips; ``needed`` counts them too."""
+
+    def __init__(
+        self, cidr: str, field: str, needed: int, taken: frozenset[int] = frozenset()
+    ) -> None:
         self.net = ipaddress.ip_network(cidr)
         self.field = field
         self.prefix = self.net.prefixlen
@@ -60,6 +65,7 @@ class Pool:
                 ],
             )
         self.next = RESERVED + 1
+        self.taken = taken
 
     def text(self, offset: int) -> str:
         """Address at ``offset`` from the network address, without prefix."""
@@ -72,7 +78,9 @@ class Pool:
         return f"{self.text(offset)}/{self.prefix}"
 
     def take(self) -> str:
-        """The next host address, with its prefix length."""
+        """The next free host address, with its prefix length."""
+        while self.next in self.taken:
+            self.next += 1
         out = self.with_prefix(self.next)
         self.next += 1
         return out
@@ -141,32 +149,57 @@ def _grown(name: str, default: str, bits: int) -> str:
     return str(grown)
 
 
-def plan_ranges(net: Network, hosts: dict[str, int], rails: int) -> Ranges:
+def _fits(cidr: str, hosts: int, rails: int) -> bool:
+    net = ipaddress.ip_network(cidr)
+    return net.max_prefixlen - net.prefixlen - _rail_split(rails) >= _bits_for(hosts)
+
+
+def plan_ranges(
+    net: Network, hosts: dict[str, int], rails: int, locked: dict[str, str] | None = None
+) -> Ranges:
     """The plan's ranges: the user's as set, defaults sized to ``GROWTH`` x ``hosts``.
 
     ``hosts`` counts addresses per network (``oob``, ``mgmt``, ``frontend``; ``fabric`` per
-    rail). Ranges the user set are checked where the pools are drawn (``Pool``).
+    rail). Ranges the user set are checked where the pools are drawn (``Pool``). A range a
+    plan lock holds (``locked``) and the user did not set stays as long as it holds the
+    plan's hosts, so growth within it changes nothing; beyond, it widens on its base address
+    like a default.
     """
     given = net.model_fields_set
     out: dict[str, str] = {}
     notes = []
     for key in ("oob", "mgmt", "frontend", "fabric"):
         name = f"{key}_cidr"
-        current = str(getattr(net, name))
+        default = current = str(getattr(net, name))
         if name in given:
             out[key] = current
             continue
-        bits = _bits_for(GROWTH * hosts[key])
-        if key == "fabric":
-            bits += _rail_split(rails)
-        out[key] = _grown(name, current, bits)
-        if out[key] != current:
+        if locked and key in locked:
+            current = locked[key]
+        if current != default or locked:
+            fits = _fits(current, hosts[key], rails if key == "fabric" else 0)
+        else:
+            fits = False  # a fresh default: sized with room to grow below
+        if fits:
+            out[key] = current
+        else:
+            bits = _bits_for(GROWTH * hosts[key])
+            if key == "fabric":
+                bits += _rail_split(rails)
+            out[key] = _grown(name, current, bits)
+        if out[key] == default:
+            continue
+        base = ipaddress.ip_network(out[key]).network_address
+        if base == ipaddress.ip_network(default).network_address:
             notes.append(
-                f"network.{name} is not set: its default {current} is too small for "
+                f"network.{name} is not set: its default {default} is too small for "
                 f"{hosts[key]:,} addresses{' per rail' if key == 'fabric' else ''} with room "
-                f"to grow ({GROWTH}x), so the plan uses {out[key]} (same base address). Set "
-                "network: to choose the ranges yourself."
+                f"to grow ({GROWTH}x), so the plan uses {out[key]} (same base address; a "
+                "plan lock keeps it while it holds the plan). Set network: to choose the "
+                "ranges yourself."
             )
+        else:
+            notes.append(f"network.{name} is not set: the plan keeps {out[key]} (plan lock).")
     _check_overlap(out, given)
     return Ranges(out["oob"], out["mgmt"], out["frontend"], out["fabric"], notes)
 

@@ -76,17 +76,41 @@ def fabric_raw(
         pa, pb = names[ap], names[bp]
         grp = ("pair", a, pa.split("/")[0], b, pb.split("/")[0])
         out.append(RawLink("compute", a, pa, "OSFP", b, pb, "OSFP", 400, 0.0, grp))
-    uplinks = [*g.up_links, *g.core_links]
+    uplinks = [
+        RawLink("compute", a, names[ap], "OSFP", b, names[bp], "OSFP", 400, 0.0)
+        for a, ap, b, bp in [*g.up_links, *g.core_links]
+    ]
+    group_uplinks(uplinks)
+    return out + uplinks
+
+
+def group_uplinks(uplinks: list[RawLink]) -> None:
+    """Group keys of inter-tier fabric links: both ports of a lower cage to one upper cage
+    may share a twin copper cable, else each lower cage holds a twin-port module."""
     far: dict[tuple[str, str], set[tuple[str, str]]] = {}
-    for a, ap, b, bp in uplinks:
-        far.setdefault((a, cage_of(names[ap])), set()).add((b, cage_of(names[bp])))
-    for a, ap, b, bp in uplinks:
-        pa, pb = names[ap], names[bp]
-        ca, cb = cage_of(pa), cage_of(pb)
-        # both ports of the lower cage to one upper cage: a twin copper cable may serve them
-        up_grp = ("pair", a, ca, b, cb) if far[(a, ca)] == {(b, cb)} else _twin_group(a, pa, "OSFP")
-        out.append(RawLink("compute", a, pa, "OSFP", b, pb, "OSFP", 400, 0.0, up_grp))
-    return out
+    for lk in uplinks:
+        far.setdefault((lk.a, cage_of(lk.a_port)), set()).add((lk.b, cage_of(lk.b_port)))
+    for lk in uplinks:
+        ca, cb = cage_of(lk.a_port), cage_of(lk.b_port)
+        pair = far[(lk.a, ca)] == {(lk.b, cb)}
+        lk.group = ("pair", lk.a, ca, lk.b, cb) if pair else _twin_group(lk.a, lk.a_port, "OSFP")
+
+
+def regroup_fabric(links: list[RawLink], switches: set[str], isl: set[tuple[str, str]]) -> None:
+    """Recompute the group keys of the compute-fabric links after their ports changed
+    (a locked plan): node and subnet-manager ports by switch cage, back-to-back links by
+    cage pair, inter-tier links as ``group_uplinks``."""
+    uplinks = []
+    for lk in links:
+        if lk.network != "compute":
+            continue
+        if lk.a not in switches:
+            lk.group = _twin_group(lk.b, lk.b_port, lk.a_cage)
+        elif (lk.a, lk.b) in isl:
+            lk.group = ("pair", lk.a, cage_of(lk.a_port), lk.b, cage_of(lk.b_port))
+        else:
+            uplinks.append(lk)
+    group_uplinks(uplinks)
 
 
 def frontend_raw(

@@ -86,23 +86,40 @@ def _pack_pairs(endpoints: list[Endpoint], ports: int) -> list[list[tuple[Endpoi
     return pairs
 
 
+@dataclass(frozen=True)
+class LockedFrontend:
+    """A plan lock's front end: leaf names, and each host's (host port, leaf, leaf port)."""
+
+    leaves: list[str]
+    hosts: dict[str, list[tuple[int, str, int]]]
+
+
 def design_frontend(
-    endpoints: list[Endpoint], leaf: SwitchModel, spine: SwitchModel
+    endpoints: list[Endpoint],
+    leaf: SwitchModel,
+    spine: SwitchModel,
+    locked: LockedFrontend | None = None,
 ) -> FrontendGraph:
-    """Leaves, spines and every front-end cable."""
-    pairs = _pack_pairs(endpoints, leaf.ports)
-    n = len(pairs)
-    w = max(2, len(str(2 * n)))
-    names = [f"fe-leaf-{i + 1:0{w}d}" for i in range(2 * n)]
-    g = FrontendGraph(tiers=1 if n <= 1 else 2, leaf_names=names)
-    for p, entries in enumerate(pairs):
-        g.leaf_group[names[2 * p]] = g.leaf_group[names[2 * p + 1]] = entries[0][0].group
-        for ep, side, port in entries:
-            host_port = side if ep.ports == 2 else 0
-            g.host_links.append((ep.name, host_port, names[2 * p + side], port, ep.speed_gbps))
+    """Leaves, spines and every front-end cable (``locked``: hosts keep their ports)."""
+    if locked is None:
+        pairs = _pack_pairs(endpoints, leaf.ports)
+        w = max(2, len(str(2 * len(pairs))))
+        names = [f"fe-leaf-{i + 1:0{w}d}" for i in range(2 * len(pairs))]
+        g = FrontendGraph(tiers=1 if len(pairs) <= 1 else 2, leaf_names=names)
+        for p, entries in enumerate(pairs):
+            g.leaf_group[names[2 * p]] = g.leaf_group[names[2 * p + 1]] = entries[0][0].group
+            for ep, side, port in entries:
+                host_port = side if ep.ports == 2 else 0
+                g.host_links.append((ep.name, host_port, names[2 * p + side], port, ep.speed_gbps))
+    else:
+        from generator.plan.lock.frontend import pack_locked
+
+        g = pack_locked(endpoints, leaf.ports, locked)
+    n = len(g.leaf_names) // 2
+    for p in range(n):
         for k in range(VLT_LINKS):
             port = leaf.ports + k + 1
-            g.vlt_links.append((names[2 * p], port, names[2 * p + 1], port))
+            g.vlt_links.append((g.leaf_names[2 * p], port, g.leaf_names[2 * p + 1], port))
     if n > 1:
         _spines(g, leaf, spine)
     return g

@@ -37,6 +37,7 @@ up one node slot in SU1), which is stated in the design notes.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from generator.errors import PodplanError, Problem
@@ -200,14 +201,20 @@ def _leaf_names(shape: FabricShape) -> tuple[list[str], list[int | None], list[i
     return names, rails, sus
 
 
-def build_fabric(shape: FabricShape, fabric_nodes: list[str], sm_devices: list[str]) -> FabricGraph:
-    """Name the switches and wire every NIC, uplink and subnet-manager port."""
+def build_fabric(
+    shape: FabricShape, fabric_nodes: Sequence[str | None], sm_devices: list[str]
+) -> FabricGraph:
+    """Name the switches and wire every NIC, uplink and subnet-manager port.
+
+    ``fabric_nodes`` are the GPU nodes in slot order; ``None`` is a slot left free by a
+    removed node (a locked plan), whose ports stay reserved like growth slots."""
     leaf_names, leaf_rails, leaf_su = _leaf_names(shape)
     r = shape.rails
-    node_su = {name: i // SU_NODES + 1 for i, name in enumerate(fabric_nodes)}
+    node_su = {name: i // SU_NODES + 1 for i, name in enumerate(fabric_nodes) if name}
     node_links = [
         (name, rail, *_leaf_slot(shape, i, rail))
         for i, name in enumerate(fabric_nodes)
+        if name
         for rail in range(r)
     ]
 
@@ -267,7 +274,7 @@ def build_fabric(shape: FabricShape, fabric_nodes: list[str], sm_devices: list[s
         core_links,
     )
     if sm_devices:
-        _attach_subnet_manager(graph, len(fabric_nodes), sm_devices)
+        _attach_subnet_manager(graph, fabric_nodes, sm_devices)
     return graph
 
 
@@ -296,25 +303,37 @@ def plane_links(
     return out
 
 
-def _used_ports(graph: FabricGraph, real_nodes: int) -> dict[str, set[int]]:
+def reserved_ports(graph: FabricGraph, nodes: Sequence[str | None]) -> list[tuple[str, int]]:
+    """(leaf, port) of every node slot without a node (growth slots, slots of removed
+    nodes): they stay free for the nodes to come."""
+    shape, leaves = graph.shape, graph.leaf_names
+    free = [i for i in range(shape.designed_nodes) if i >= len(nodes) or nodes[i] is None]
+    out = []
+    for slot in free:
+        for rail in range(shape.rails):
+            li, port = _leaf_slot(shape, slot, rail)
+            out.append((leaves[li], port))
+    return out
+
+
+def _used_ports(graph: FabricGraph, nodes: Sequence[str | None]) -> dict[str, set[int]]:
     used: dict[str, set[int]] = {n: set() for n in graph.switch_names}
     leaves = graph.leaf_names
     for _, _, li, port in graph.node_links:
         used[leaves[li]].add(port)
-    shape = graph.shape
-    for slot in range(real_nodes, shape.designed_nodes):  # growth slots stay reserved
-        for rail in range(shape.rails):
-            li, port = _leaf_slot(shape, slot, rail)
-            used[leaves[li]].add(port)
+    for leaf, port in reserved_ports(graph, nodes):
+        used[leaf].add(port)
     for a, ap, b, bp in (*graph.up_links, *graph.isl_links, *graph.core_links):
         used[a].add(ap)
         used[b].add(bp)
     return used
 
 
-def _attach_subnet_manager(graph: FabricGraph, real_nodes: int, sm_devices: list[str]) -> None:
+def _attach_subnet_manager(
+    graph: FabricGraph, nodes: Sequence[str | None], sm_devices: list[str]
+) -> None:
     radix = graph.shape.radix
-    used = _used_ports(graph, real_nodes)
+    used = _used_ports(graph, nodes)
     order = [*reversed(graph.leaf_names), *graph.spine_names, *graph.core_names]
     pending = list(sm_devices)
     taken: set[str] = set()

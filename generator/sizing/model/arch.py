@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from generator.catalog.load import Catalog
 from generator.catalog.models import ModelArchitecture
 from generator.errors import PodplanError
-from generator.spec.models import InlineArchitecture, Mlp
+from generator.spec.models import Attention, InlineArchitecture, Mlp
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,17 +29,73 @@ class Architecture:
     vocab: int
     tied_embeddings: bool = False
     experts: int = 1
+    """Routed experts per MoE layer (1 = dense)."""
     top_k: int = 1
+    kv_channels: int = 0
+    """Head width d_h where the query projection is not h wide (Qwen3, GPT-OSS: a*d_h != h);
+    0 means h / a. Megatron's ``kv_channels``."""
+    shared_experts: int = 0
+    """Always-on experts per MoE layer (DeepSeek, Llama 4), each ``shared_ffn`` wide."""
+    shared_ffn: int = 0
+    """Width of one shared expert; 0 means ``ffn``."""
+    dense_ffn: int = 0
+    """Width of the MLP of the dense (non-MoE) layers of an MoE model; 0 means ``ffn``."""
+    dense_layers: int = 0
+    """Leading dense layers before the MoE layers start (DeepSeek's first_k_dense_replace)."""
+    moe_every: int = 1
+    """Every n-th remaining layer is an MoE layer (Llama 4 Maverick: 2), the others dense."""
+    q_lora_rank: int = 0
+    """MLA: rank of the compressed query (0: queries not compressed, DeepSeek-V2-Lite)."""
+    kv_lora_rank: int = 0
+    """MLA: rank of the compressed key/value latent; > 0 marks multi-head latent attention."""
+    qk_rope_dim: int = 0
+    """MLA: rotary part of each query/key head (shared across heads for the key)."""
+    v_head_dim: int = 0
+    """MLA: value width per head (the non-rotary query/key width is ``kv_channels``)."""
 
     @property
     def head_dim(self) -> int:
-        """d_h = h / a."""
-        return self.hidden // self.heads
+        """d_h: ``kv_channels`` when given, else h / a (for MLA: the non-rotary q/k width)."""
+        return self.kv_channels or self.hidden // self.heads
+
+    @property
+    def mla(self) -> bool:
+        """Multi-head latent attention (DeepSeek-V2/V3, Kimi K2)."""
+        return self.kv_lora_rank > 0
+
+    @property
+    def attention_width(self) -> float:
+        """a * d_h of the attention core: QK^T runs over the query/key head width, softmax*V
+        over the value width; MLA's differ (192 and 128 for DeepSeek-V3), so their mean."""
+        if self.mla:
+            return self.heads * (self.head_dim + self.qk_rope_dim + self.v_head_dim) / 2.0
+        return float(self.heads * self.head_dim)
+
+    @property
+    def moe(self) -> bool:
+        return self.experts > 1
 
     @property
     def mlp_matrices(self) -> int:
         """k in k*h*f: SwiGLU has gate, up and down projections; GELU has two."""
         return 3 if self.swiglu else 2
+
+
+def _variant_fields(model: ModelArchitecture | InlineArchitecture) -> dict[str, int]:
+    """MoE and attention-variant fields, named alike in the catalog and the spec."""
+    mla = model.attention is Attention.mla
+    return {
+        "kv_channels": model.head_dim or 0,
+        "shared_experts": model.shared_experts,
+        "shared_ffn": model.shared_expert_ffn_hidden_size or 0,
+        "dense_ffn": model.dense_ffn_hidden_size or 0,
+        "dense_layers": model.first_k_dense_layers,
+        "moe_every": model.moe_layer_frequency,
+        "q_lora_rank": model.q_lora_rank if mla else 0,
+        "kv_lora_rank": (model.kv_lora_rank or 0) if mla else 0,
+        "qk_rope_dim": (model.qk_rope_head_dim or 0) if mla else 0,
+        "v_head_dim": (model.v_head_dim or 0) if mla else 0,
+    }
 
 
 def from_catalog(model: ModelArchitecture) -> Architecture:
@@ -49,6 +105,7 @@ def from_catalog(model: ModelArchitecture) -> Architecture:
         heads=model.attention_heads, kv_heads=model.kv_heads, ffn=model.ffn_hidden_size,
         swiglu=model.mlp is Mlp.swiglu, vocab=model.vocab_size,
         tied_embeddings=model.tied_embeddings, experts=model.experts, top_k=model.top_k,
+        **_variant_fields(model),
     )
 
 
@@ -64,6 +121,7 @@ def from_inline(model: InlineArchitecture) -> Architecture:
         ffn=model.ffn_hidden_size or 4 * model.hidden_size,
         swiglu=model.mlp is Mlp.swiglu, vocab=model.vocab_size,
         tied_embeddings=model.tied_embeddings, experts=model.experts, top_k=model.top_k,
+        **_variant_fields(model),
     )
 
 

@@ -17,7 +17,12 @@ only the bytes crossing the node differ. The intra-node hops of the same ring ca
 **Time.** Ring all-gather / reduce-scatter: (n-1)/n of the buffer through every rank and
 n-1 hop latencies. All-reduce: the faster of a ring (2(n-1)/n of the buffer, 2(n-1) hops)
 and NCCL's double binary tree (~2x the buffer, 2 log2 n hops), which is why NCCL switches
-to trees for small messages at scale.
+to trees for small messages at scale. All-to-all (MoE token dispatch and combine): every
+rank sends (n-1)/n of its buffer, to peers on its node over NVLink and to the others over
+its own rail (DeepEP and NCCL route each GPU's remote traffic through the NIC of its rail,
+so the node's eight rails carry the eight GPUs' traffic at once); the two paths run
+concurrently, the slower one sets the time, and every peer is sent to at once (one hop of
+latency).
 """
 
 from __future__ import annotations
@@ -87,3 +92,21 @@ def all_reduce(size: float, ranks: int, link: Link, eff: Efficiency) -> float:
 def send_recv(size: float, link: Link, eff: Efficiency) -> float:
     """Seconds for one point-to-point transfer (pipeline stage boundary)."""
     return _transfer(size, link) + eff.network.hop_latency_s
+
+
+def all_to_all(
+    size: float, ranks: int, stride: int, node: Node, device: Device, eff: Efficiency
+) -> float:
+    """Seconds for an all-to-all in which each of ``ranks`` members (``stride`` ranks apart)
+    holds ``size`` bytes spread evenly over all members (see the module doc)."""
+    if ranks <= 1:
+        return 0.0
+    per_node = max(1, min(ranks, node.gpus // stride))
+    local = (per_node - 1) / ranks * size
+    remote = (ranks - per_node) / ranks * size
+    seconds = 0.0
+    if local > 0:
+        seconds = local / intra_node_bw(per_node * stride, node, device, eff)
+    if remote > 0:
+        seconds = max(seconds, _transfer(remote, Link(rail_bw(node, eff), 2)))
+    return seconds + eff.network.hop_latency_s

@@ -48,6 +48,11 @@ class Compute:
     fa2_efficiency: dict[str, float]
     """FlashAttention-2's speed relative to the GEMMs, by GPU architecture: tuned for Ampere,
     it reaches ~35 % of an H100's peak where Hopper kernels (FA3, cuDNN) reach ~75 %."""
+    moe_layer_overhead_s: float = 0.0
+    """CPU time to issue one MoE layer's extra kernels per micro-batch (router, top-k,
+    permute/unpermute, the dispatcher's token-count exchange and host sync, grouped GEMM
+    set-up), on top of ``layer_overhead_s``; it shows when it exceeds the GPU time, which
+    small-hidden MoE models at small micro-batches reach."""
 
     def peak_fraction(self, gpu_id: str) -> float:
         """Best-case fraction of peak for large GEMMs on this GPU (``default`` if unlisted)."""
@@ -91,6 +96,9 @@ class Overlap:
     """ZeRO-3 / FSDP gathers prefetched behind the previous layer's compute."""
     pp: float
     cp: float
+    ep: float = 1.0
+    """MoE all-to-all dispatch/combine left exposed (Megatron overlaps it with the other
+    micro-batch's compute in 1F1B, DeepEP with the shared experts)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +130,7 @@ class Framework:
     dp_exposed: float
     pp_exposed: float
     cp_exposed: float
+    ep_exposed: float = 1.0
 
     def runs(self, dim: str) -> bool:
         """Whether the stack can run parallel dimension ``dim``."""
@@ -200,7 +209,8 @@ def from_mapping(doc: dict[str, Any]) -> Efficiency:
                 gemm_efficiency={str(k): float(v) for k, v in c["gemm_efficiency"].items()},
                 fa2_efficiency={str(k): float(v) for k, v in c["fa2_efficiency"].items()},
                 **{k: float(c[k]) for k in ("tokens_half", "tokens_exponent", "width_half",
-                                            "fp8_speedup", "layer_overhead_s")},
+                                            "fp8_speedup", "layer_overhead_s",
+                                            "moe_layer_overhead_s")},
             ),
             memory=Memory(**{k: float(v) for k, v in m.items()}),
             network=Network(**{k: float(v) for k, v in n.items()}),
@@ -265,7 +275,7 @@ def _framework(
         gathers_per_layer=int(f.get("gathers_per_layer", 1)),
         tp_exposed=overlap.tp if tp_overlap else 1.0,
         dp_exposed=overlap.dp if sharding == "distributed" else overlap.fsdp,
-        pp_exposed=overlap.pp, cp_exposed=overlap.cp,
+        pp_exposed=overlap.pp, cp_exposed=overlap.cp, ep_exposed=overlap.ep,
     )
 
 

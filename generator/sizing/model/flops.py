@@ -20,9 +20,10 @@ never counts toward MFU (it is HFU's business).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from generator.sizing.model.arch import Architecture
-from generator.sizing.model.params import non_embedding_params
+from generator.sizing.model.params import non_embedding_params, routed_active_params
 
 KAPPA = 12.0
 """Attention-core FLOPs per token per layer per unit (s * a * d_h), forward + backward."""
@@ -35,17 +36,21 @@ class TokenFlops:
     """FLOPs per processed token, split by the kind of math that does them.
 
     ``gemm`` runs on tensor cores at the workload precision (fp8 speeds it up); ``attention``
-    is the attention core (softmax(QK^T)V), which frameworks keep in bf16.
+    is the attention core (softmax(QK^T)V), which frameworks keep in bf16; ``expert`` is the
+    routed experts' grouped GEMMs of an MoE model (top-k of them per token, padded to the
+    capacity factor), timed apart because each expert sees only a slice of the tokens.
     """
 
     gemm: float
     attention: float
+    expert: float = 0.0
 
     @property
     def total(self) -> float:
-        return self.gemm + self.attention
+        return self.gemm + self.attention + self.expert
 
 
+@cache
 def linear_params(arch: Architecture) -> float:
     """Weights a token multiplies against: active block weights plus the logits layer."""
     return float(non_embedding_params(arch, active=True) + arch.vocab * arch.hidden)
@@ -53,32 +58,41 @@ def linear_params(arch: Architecture) -> float:
 
 def attention_flops(arch: Architecture, seq: float, kappa: float = KAPPA) -> float:
     """κ * L * s * (a * d_h): the attention core per token, forward and backward."""
-    return kappa * arch.layers * seq * arch.heads * arch.head_dim
+    return kappa * arch.layers * seq * arch.attention_width
 
 
 def model_flops(
-    arch: Architecture, kind: str, seq: float, adapter_params: float = 0.0
+    arch: Architecture, kind: str, seq: float, adapter_params: float = 0.0,
+    capacity_factor: float = 1.0,
 ) -> TokenFlops:
-    """Model FLOPs per token (the MFU numerator), by training kind."""
+    """Model FLOPs per token (the MFU numerator with the default capacity factor of 1: an
+    MoE model's FLOPs count the top-k experts, as Megatron's and NeMo's TFLOP/s do)."""
     per_weight = 4.0 if kind in FROZEN_KINDS else 6.0
-    gemm = per_weight * linear_params(arch) + 6.0 * adapter_params
-    return TokenFlops(gemm=gemm, attention=attention_flops(arch, seq))
+    routed = float(routed_active_params(arch))
+    gemm = per_weight * (linear_params(arch) - routed) + 6.0 * adapter_params
+    return TokenFlops(gemm=gemm, attention=attention_flops(arch, seq),
+                      expert=per_weight * routed * capacity_factor)
 
 
+@cache
 def hardware_flops(
     arch: Architecture, kind: str, seq: float, recompute: str, adapter_params: float = 0.0,
-    fraction: float = 1.0,
+    fraction: float = 1.0, capacity_factor: float = 1.0,
 ) -> TokenFlops:
     """Model FLOPs plus what recomputation repeats (Korthikanti et al. 2022); ``fraction``
-    of the layers for a partial full recompute (Megatron's ``recompute_num_layers``)."""
-    base = model_flops(arch, kind, seq, adapter_params)
+    of the layers for a partial full recompute (Megatron's ``recompute_num_layers``); an
+    MoE model's experts run padded to ``capacity_factor``."""
+    base = model_flops(arch, kind, seq, adapter_params, capacity_factor)
     attention_forward = attention_flops(arch, seq) / 3.0
     if recompute == "full":
-        block_forward = 2.0 * (non_embedding_params(arch, active=True) + adapter_params)
+        routed = float(routed_active_params(arch))
+        block_forward = 2.0 * (non_embedding_params(arch, active=True) - routed + adapter_params)
+        expert_forward = 2.0 * routed * capacity_factor
         return TokenFlops(base.gemm + fraction * block_forward,
-                          base.attention + fraction * attention_forward)
+                          base.attention + fraction * attention_forward,
+                          base.expert + fraction * expert_forward)
     if recompute == "selective":
-        return TokenFlops(base.gemm, base.attention + attention_forward)
+        return TokenFlops(base.gemm, base.attention + attention_forward, base.expert)
     return base
 
 

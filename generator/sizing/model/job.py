@@ -51,6 +51,10 @@ class Job:
     adapter_params: float = 0.0
     """Trainable parameters of LoRA adapters or the P-tuning prompt encoder."""
     evaluation: Evaluation | None = None
+    capacity_factor: float = 1.0
+    """MoE token capacity per expert relative to a perfectly balanced share: 1.0 for dropless
+    routing with balanced load (what benchmarks force), > 1 pads every expert's batch to
+    capacity (Megatron's moe_expert_capacity_factor with token dropping)."""
 
     @property
     def frozen_base(self) -> bool:
@@ -74,7 +78,22 @@ class Layout(NamedTuple):
     """ZeRO-3/FSDP: ranks one copy of the states is sharded over (HSDP: a divisor of dp,
     the rest replicate); 0 means all of dp (FULL_SHARD)."""
     ep: int = 1
-    """Expert parallelism (MoE); 1 for dense models. Carved out of dp, as Megatron does."""
+    """Expert parallelism (MoE); 1 for dense models. The expert layers regroup the stage's
+    tp*cp*dp ranks as etp x ep x edp (Megatron-Core's parallel folding), so ep*etp divides
+    tp*cp*dp; ZeRO-3 stacks carve ep out of dp."""
+    etp: int = 0
+    """Expert tensor parallelism: ranks one expert's matrices are split over; 0 means tp
+    (Megatron's default), 1 is what EP layouts run."""
+
+    @property
+    def expert_tp(self) -> int:
+        """ETP in effect (0 stands for the layout's tp)."""
+        return self.etp or self.tp
+
+    @property
+    def expert_dp(self) -> int:
+        """Ranks holding a copy of one expert shard: tp*cp*dp / (ep*etp)."""
+        return max(1, self.tp * self.cp * self.dp // (self.ep * self.expert_tp))
 
     @property
     def gpus(self) -> int:

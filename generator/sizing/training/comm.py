@@ -13,6 +13,14 @@ rings K and V. PP sends S/t each way per stage boundary. The distributed optimiz
 reduce-scatters gradients and all-gathers bf16 weights once per step; ZeRO-3/FSDP gathers
 each layer's weights for forward and again for backward and reduce-scatters its gradients
 every micro-batch, and HSDP all-reduces the gradient shard across replicas.
+
+MoE: every MoE layer dispatches each token's hidden vector to its k experts and combines
+the results back, an all-to-all over the EP group each way (2 forward, 2 backward, 2 more
+when the layer's forward is recomputed). A rank sends what it routes: its sequence-parallel
+share of the micro-batch, b*(s/c)/t tokens, times k*h*2 bytes (padded to the capacity
+factor). The expert grid is ordered etp-ep-edp, so EP peers are etp ranks apart. The routed
+experts' gradients and weights are reduced and gathered over the expert-data-parallel group
+(t*c*d/(ep*etp) ranks, ep*etp apart) instead of the dense d*c.
 """
 
 from __future__ import annotations
@@ -22,12 +30,14 @@ import math
 from generator.sizing.model.collectives import (
     all_gather,
     all_reduce,
+    all_to_all,
     group_link,
     send_recv,
 )
 from generator.sizing.model.efficiency import Efficiency
 from generator.sizing.model.hardware import Device, Node
 from generator.sizing.model.job import Job, Layout, sequence_tokens
+from generator.sizing.model.params import moe_layers
 
 
 def allreduce_bytes(size: float, n: int) -> float:
@@ -75,6 +85,43 @@ def cp_time(job: Job, lay: Layout, node: Node, device: Device, eff: Efficiency) 
     layers = math.ceil(arch.layers / lay.pp)
     link = group_link(lay.cp, lay.tp, node, device, eff)
     return 3.0 * (lay.cp - 1) * layers * send_recv(kv_chunk, link, eff)
+
+
+def a2a_bytes(job: Job, lay: Layout) -> float:
+    """Bytes one rank sends in one MoE dispatch (or combine): its b*(s/c)/t tokens, each to
+    k experts, h bf16 values each, padded to the capacity factor."""
+    tokens = lay.mbs * sequence_tokens(job, lay.mbs) / (lay.cp * lay.tp)
+    arch = job.arch
+    return tokens * arch.top_k * job.capacity_factor * arch.hidden * 2.0
+
+
+def ep_time(
+    job: Job, lay: Layout, node: Node, device: Device, eff: Efficiency,
+    forward_only: bool = False,
+) -> float:
+    """Seconds of MoE all-to-all per micro-batch on the busiest stage (before overlap)."""
+    if lay.ep == 1 or not job.arch.moe:
+        return 0.0
+    arch = job.arch
+    n_moe = min(math.ceil(arch.layers / lay.pp), moe_layers(arch))
+    per_layer = 2.0 if forward_only else 4.0 + 2.0 * lay.recompute_fraction(arch.layers)
+    one = all_to_all(a2a_bytes(job, lay), lay.ep, lay.expert_tp, node, device, eff)
+    return per_layer * n_moe * one
+
+
+def expert_dp_step_time(
+    job: Job, lay: Layout, psi_expert: float, grad_bytes: float, node: Node, device: Device,
+    eff: Efficiency,
+) -> float:
+    """Once per step: reduce-scatter the routed experts' gradients and all-gather their
+    weights over the expert-data-parallel group. ``psi_expert``: expert parameters one GPU
+    holds (Ψ_experts / (ep*etp))."""
+    ranks = lay.expert_dp
+    if ranks == 1 or psi_expert == 0 or job.frozen_base:
+        return 0.0
+    link = group_link(ranks, lay.ep * lay.expert_tp, node, device, eff)
+    return (all_gather(psi_expert * grad_bytes, ranks, link, eff)
+            + all_gather(psi_expert * 2.0, ranks, link, eff))
 
 
 def pp_time(
@@ -150,4 +197,24 @@ def zero3_time(
     if replicas > 1:
         link = group_link(replicas, lay.tp * lay.cp * shard, node, device, eff)
         total += layers * all_reduce(grads / shard, replicas, link, eff)
+    return total
+
+
+def expert_zero3_time(
+    job: Job, lay: Layout, psi_expert: float, grad_bytes: float, node: Node, device: Device,
+    eff: Efficiency, forward_only: bool = False,
+) -> float:
+    """ZeRO-3/FSDP with EP, per micro-batch: each MoE layer's local experts (Ψ_experts /
+    (ep*etp) over the stage's MoE layers) are gathered over the expert-data-parallel ranks
+    for forward and backward and their gradients reduce-scattered there."""
+    ranks = lay.expert_dp
+    n_moe = min(math.ceil(job.arch.layers / lay.pp), moe_layers(job.arch))
+    if ranks == 1 or n_moe == 0 or psi_expert == 0:
+        return 0.0
+    per_layer = psi_expert / n_moe
+    link = group_link(ranks, lay.ep * lay.expert_tp, node, device, eff)
+    gathers = 1 if forward_only else 2
+    total = n_moe * gathers * all_gather(per_layer * 2.0, ranks, link, eff)
+    if not (forward_only or job.frozen_base):
+        total += n_moe * all_gather(per_layer * grad_bytes, ranks, link, eff)
     return total

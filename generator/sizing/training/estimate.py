@@ -81,7 +81,7 @@ def pins_of(w: TrainingWorkload) -> Pins:
     """The user's layout pins."""
     p = w.parallelism
     return Pins(tp=p.tp, pp=p.pp, dp=p.dp, cp=p.cp, vp=p.vp, mbs=w.micro_batch_size,
-                recompute=p.recompute.value if p.recompute else None)
+                recompute=p.recompute.value if p.recompute else None, ep=p.ep, etp=p.etp)
 
 
 def candidate_sizes(pins: Pins, fixed: int | None, gpn: int) -> list[int]:
@@ -100,7 +100,8 @@ def to_layout(lay: Layout) -> TrainingLayout:
     shard = lay.shard if lay.shard and lay.shard < lay.dp else None
     return TrainingLayout(tp=lay.tp, pp=lay.pp, dp=lay.dp, cp=lay.cp, vp=lay.vp,
                           micro_batch_size=lay.mbs, recompute=recompute,
-                          recompute_layers=lay.recompute_layers or None, shard=shard)
+                          recompute_layers=lay.recompute_layers or None, shard=shard,
+                          ep=lay.ep, etp=lay.etp or None)
 
 
 class Clock:
@@ -190,7 +191,7 @@ def band(
     table: Table, w: TrainingWorkload, job: Job, gpus: int, gpu: str
 ) -> tuple[Uncertainty, list[str]]:
     """The estimate's uncertainty band and, outside calibration, the note."""
-    regime = Regime.of(w.framework.value, w.kind, gpus, gpu, job.sample_tokens)
+    regime = Regime.of(w.framework.value, w.kind, gpus, gpu, job.sample_tokens, job.arch.moe)
     b = table.band(regime)
     u = Uncertainty(low_pct=b.low_pct, high_pct=b.high_pct, similar_measurements=b.similar,
                     calibrated=b.calibrated, regime=b.regime.text() if b.regime else "all rows")

@@ -4,7 +4,8 @@ Pure enumeration, no memory or time. What is searched depends on the stack's pro
 (``Framework.parallelism``): tp (1, 2, 4, 8, at most a node, dividing the heads), cp (only
 for long sequences), pp (any count that splits what tp*cp leaves), dp (the rest, dividing
 the global batch), the HSDP shard group of ZeRO-3 stacks (whole nodes, 1, 2, 4 ... of them,
-or all of dp), micro-batch, interleaving vp, and the recompute levels the stack offers.
+or all of dp), expert parallelism for MoE models (ep dividing the experts and the ranks
+of a stage), micro-batch, interleaving vp, and the recompute levels the stack offers.
 A pin is honoured even where the profile would not search the dimension; the spec checks
 pins against the stack before sizing starts.
 """
@@ -43,6 +44,10 @@ class Pins:
     recompute_layers: int | None = None
     """With recompute "full": layers per stage recomputed (None: all, or the fewest that
     fit when recompute is searched)."""
+    ep: int | None = None
+    """Expert parallelism (MoE only)."""
+    etp: int | None = None
+    """Expert tensor parallelism (MoE only; None: 1 with EP, else tp)."""
 
 
 @lru_cache(maxsize=4096)
@@ -108,6 +113,28 @@ def shard_choices(tp: int, cp: int, dp: int, node: Node, pins: Pins, fw: Framewo
     return out
 
 
+def expert_choices(
+    job: Job, tp: int, cp: int, dp: int, pins: Pins, fw: Framework
+) -> list[tuple[int, int]]:
+    """(ep, etp) pairs for an MoE model: ep divides the expert count and, with etp, the
+    stage's tp*cp*dp ranks (Megatron-Core's parallel folding; ZeRO-3 stacks carve ep out of
+    dp). Searched EP layouts run etp = 1, as Megatron's MoE guide recommends; without EP the
+    experts are split like the dense layers (etp = tp, Megatron's default). Dense models
+    and stacks without EP get (1, 0)."""
+    if not job.arch.moe:
+        return [(1, 0)]
+    ranks = dp if fw.sharding == "zero3" else tp * cp * dp
+    if pins.ep is not None:
+        etp = pins.etp if pins.etp is not None else (1 if pins.ep > 1 else 0)
+        return [(pins.ep, etp)]
+    if not fw.runs("ep"):
+        return [(1, pins.etp or 0)]
+    if pins.etp is not None:
+        return [(e, pins.etp) for e in divisors(job.arch.experts)
+                if ranks % (e * pins.etp) == 0 and (e > 1 or pins.etp in (1, tp))]
+    return [(1, 0)] + [(e, 1) for e in divisors(job.arch.experts)[1:] if ranks % e == 0]
+
+
 def mbs_choices(job: Job, dp: int, pins: Pins) -> Iterable[int]:
     if pins.mbs is not None:
         return (pins.mbs,)
@@ -152,8 +179,10 @@ def layouts(job: Job, gpus: int, node: Node, pins: Pins, eff: Efficiency) -> Ite
     fw = eff.framework(job.framework)
     for tp, cp, pp, dp in frames(job, gpus, node, pins, eff, Counter()):
         for shard in shard_choices(tp, cp, dp, node, pins, fw):
-            for mbs in mbs_choices(job, dp, pins):
-                m = max(1, job.global_batch // (dp * mbs))
-                for vp in vp_choices(job, pp, m, pins, fw):
-                    for rc in recompute_choices(pins, fw):
-                        yield Layout(tp, pp, dp, cp, vp, mbs, rc, shard=shard)
+            for ep, etp in expert_choices(job, tp, cp, dp, pins, fw):
+                for mbs in mbs_choices(job, dp, pins):
+                    m = max(1, job.global_batch // (dp * mbs))
+                    for vp in vp_choices(job, pp, m, pins, fw):
+                        for rc in recompute_choices(pins, fw):
+                            yield Layout(tp, pp, dp, cp, vp, mbs, rc, shard=shard, ep=ep,
+                                         etp=etp)

@@ -25,6 +25,17 @@ inputs of every adapted linear layer, so its activations are counted like full f
 (conservative by design).
 
 **HSDP** shards ZeRO-3 states over the ``shard`` ranks of a replica instead of all of d.
+
+**MoE.** A stage's routed experts are split over ep x etp ranks (expert parallelism, expert
+tensor parallelism), everything else over t as before, so the weights and gradients a GPU
+holds are Ψ_dense/t + Ψ_experts/(ep*etp). The distributed optimizer shards the dense
+states over d*c and the expert states over the expert-data-parallel group
+t*c*d/(ep*etp): per GPU both come to Ψ/(t*d*c), so EP never changes the optimizer's share.
+FSDP shards experts over the dp/ep ranks left after EP: the same per-GPU states, but only
+1/ep of each MoE layer's experts is gathered at a time. Activations of an MoE layer hold
+the router's fp32 scores, the k dispatched copies of each token in and out of the experts
+and the experts' intermediates (k*f wide, padded to the capacity factor), plus the shared
+experts'; EP moves tokens between GPUs but leaves each GPU's share the same.
 """
 
 from __future__ import annotations
@@ -34,7 +45,7 @@ from dataclasses import dataclass
 
 from generator.sizing.model.efficiency import Efficiency, Framework
 from generator.sizing.model.job import Job, Layout, sequence_tokens
-from generator.sizing.model.params import layer_params
+from generator.sizing.model.params import layer_params, moe_layers, routed_params
 
 GIB = float(2**30)
 
@@ -60,13 +71,44 @@ class MemoryTerms:
         return max(terms, key=lambda k: terms[k])
 
 
-def stage_params(job: Job, tp: int, pp: int) -> float:
-    """Ψ: parameters on the most loaded GPU (first or last pipeline stage)."""
+def stage_split(job: Job, pp: int) -> tuple[float, float]:
+    """(dense, routed-expert) parameters of the most loaded stage, before any sharding:
+    ceil(L/p) layers, as many of them MoE layers as the model has, plus one embedding or
+    output matrix (both when p = 1)."""
     arch = job.arch
     layers = math.ceil(arch.layers / pp)
     embed = arch.vocab * arch.hidden
     embeddings = 2 * embed if pp == 1 and not arch.tied_embeddings else embed
-    return (layers * layer_params(arch) + embeddings) / tp
+    n_moe = min(layers, moe_layers(arch))
+    routed = n_moe * routed_params(arch)
+    blocks = n_moe * layer_params(arch, moe=True) + (layers - n_moe) * layer_params(
+        arch, moe=False)
+    return float(blocks - routed + embeddings), float(routed)
+
+
+def stage_params(job: Job, tp: int, pp: int) -> float:
+    """Ψ: parameters on the most loaded stage per TP rank (what optimizer shards divide)."""
+    dense, routed = stage_split(job, pp)
+    return (dense + routed) / tp
+
+
+def held_params(job: Job, lay: Layout) -> tuple[float, float]:
+    """(dense, expert) parameters whose full copy one GPU keeps: Ψ_dense/t, Ψ_experts/(ep*etp)."""
+    dense, routed = stage_split(job, lay.pp)
+    return dense / lay.tp, routed / (lay.ep * lay.expert_tp)
+
+
+def mlp_width(job: Job) -> float:
+    """Per-token MLP intermediate width of the heaviest layer, for activations: f for a
+    dense model; an MoE layer keeps k*(f + h) per token (the k dispatched copies in and the
+    expert intermediates) padded to the capacity factor, the shared experts' widths and the
+    router's fp32 scores (4E bytes per token: E units of width at the formula's 4 bytes)."""
+    arch = job.arch
+    if not arch.moe:
+        return float(arch.ffn)
+    routed = job.capacity_factor * arch.top_k * (arch.ffn + arch.hidden)
+    shared = arch.shared_experts * (arch.shared_ffn or arch.ffn)
+    return routed + shared + float(arch.experts)
 
 
 def layer_activation_bytes(job: Job, lay: Layout, eff: Efficiency) -> float:
@@ -75,7 +117,7 @@ def layer_activation_bytes(job: Job, lay: Layout, eff: Efficiency) -> float:
     fw = eff.framework(job.framework)
     seq = sequence_tokens(job, lay.mbs) / lay.cp
     sbh = seq * lay.mbs * arch.hidden
-    split = 8.0 + 4.0 * arch.ffn / arch.hidden
+    split = 8.0 + 4.0 * mlp_width(job) / arch.hidden
     if fw.sequence_parallel:
         stored = sbh * (10.0 + split) / lay.tp
     else:
@@ -115,18 +157,27 @@ def state_bytes(
 ) -> tuple[float, float, float]:
     """(weights, gradients, optimizer) bytes on the most loaded GPU."""
     psi = stage_params(job, lay.tp, lay.pp)
+    held = sum(held_params(job, lay))
     shards = lay.shard_ranks * lay.cp if fw.sharding == "zero3" else lay.dp * lay.cp
     adapters = job.adapter_params / (lay.tp * lay.pp)
     if fw.shards_per_layer(lay.pp):
-        live = eff.memory.zero3_live_layers * layer_params(job.arch) / lay.tp
+        live = eff.memory.zero3_live_layers * live_layer_params(job, lay)
         shard = lay.shard_ranks
         if job.frozen_base:
             return 2.0 * (psi / shard + live) + 2.0 * adapters, 4.0 * adapters, 12.0 * adapters
         grads = fw.grad_bytes * psi / shard + 2.0 * live
         return 2.0 * (psi / shard + live), grads, 12.0 * psi / shard
     if job.frozen_base:
-        return 2.0 * psi + 2.0 * adapters, 4.0 * adapters, 12.0 * adapters
-    return 2.0 * psi, fw.grad_bytes * psi, 12.0 * psi / shards
+        return 2.0 * held + 2.0 * adapters, 4.0 * adapters, 12.0 * adapters
+    return 2.0 * held, fw.grad_bytes * held, 12.0 * psi / shards
+
+
+def live_layer_params(job: Job, lay: Layout) -> float:
+    """One layer as ZeRO-3 gathers it on a GPU: the dense part over t, 1/(ep*etp) of the
+    routed experts."""
+    arch = job.arch
+    routed = routed_params(arch) if arch.moe else 0
+    return (layer_params(arch) - routed) / lay.tp + routed / (lay.ep * lay.expert_tp)
 
 
 def training_memory(

@@ -23,7 +23,9 @@ def workload_notes(job: Job) -> list[str]:
             "micro-batches > 1 are padded to their longest sample)"
         )
     if job.arch.experts > 1:
-        notes.append("MoE: expert parallelism is not modelled; experts are split by TP only")
+        notes.append(f"MoE: {job.arch.experts} experts, top-{job.arch.top_k}; routing taken as "
+                     f"balanced and dropless (capacity factor {job.capacity_factor:g}); each "
+                     "MoE layer's token dispatch and combine are all-to-alls over the EP group")
     if job.evaluation is not None:
         ev = job.evaluation
         notes.append(f"evaluation: {ev.samples:,} samples forward-only every "
@@ -57,6 +59,7 @@ def layout_text(lay: Layout) -> str:
     """``TP8 PP4 DP2 CP1 VP1 MBS1 recompute=none`` (plus the HSDP shard group if any)."""
     partial = f" ({lay.recompute_layers} layers/stage)" if lay.recompute_layers else ""
     hsdp = f" HSDP shard {lay.shard}" if lay.shard and lay.shard < lay.dp else ""
+    hsdp += f" EP{lay.ep} ETP{lay.expert_tp}" if lay.ep > 1 else ""
     return (f"TP{lay.tp} PP{lay.pp} DP{lay.dp} CP{lay.cp} VP{lay.vp} MBS{lay.mbs} "
             f"recompute={lay.recompute}{partial}{hsdp}")
 

@@ -11,6 +11,8 @@ report can say which memory term is too large.
 from __future__ import annotations
 
 import bisect
+import heapq
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -18,8 +20,10 @@ from dataclasses import dataclass, field
 from generator.sizing.model.efficiency import Efficiency
 from generator.sizing.model.hardware import Device, Node
 from generator.sizing.model.job import Job, Layout
+from generator.sizing.training.comm import ep_time
 from generator.sizing.training.layouts import (
     Pins,
+    expert_choices,
     frames,
     mbs_choices,
     recompute_choices,
@@ -38,7 +42,9 @@ from generator.sizing.training.steptime import (
     MicrobatchTime,
     StepTime,
     assemble,
+    compute_time,
     dp_comm_time,
+    launch_time,
     microbatch_time,
     optimizer_time,
     step_time,
@@ -105,15 +111,16 @@ class Searcher:
         self._act: dict[tuple[object, ...], float] = {}
         self._states: dict[tuple[int, ...], tuple[float, float, float]] = {}
         self._per_step: dict[tuple[int, ...], tuple[float, float]] = {}
+        self._floor: dict[tuple[int, ...], float] = {}
 
     def states(
-        self, tp: int, pp: int, cp: int, dp: int, shard: int = 0
+        self, tp: int, pp: int, cp: int, dp: int, shard: int = 0, ep: int = 1, etp: int = 0
     ) -> tuple[float, float, float]:
         """(weights, gradients, optimizer) bytes: the same for every b, vp and recompute."""
-        key = (tp, pp, cp, dp, shard)
+        key = (tp, pp, cp, dp, shard, ep, etp)
         got = self._states.get(key)
         if got is None:
-            lay = Layout(tp, pp, dp, cp, 1, 1, "none", shard=shard)
+            lay = Layout(tp, pp, dp, cp, 1, 1, "none", shard=shard, ep=ep, etp=etp)
             got = self._states[key] = state_bytes(self.job, lay, self.fw, self.eff)
         return got
 
@@ -148,7 +155,7 @@ class Searcher:
             recompute_layers=lo)
 
     def memory(self, lay: Layout) -> MemoryTerms:
-        w, g, o = self.states(lay.tp, lay.pp, lay.cp, lay.dp, lay.shard)
+        w, g, o = self.states(lay.tp, lay.pp, lay.cp, lay.dp, lay.shard, lay.ep, lay.etp)
         return MemoryTerms(w, g, o, self.activations(lay), self.overhead)
 
     def step(self, lay: Layout) -> StepTime:
@@ -161,7 +168,7 @@ class Searcher:
             mb = microbatch_time(self.job, lay, self.device, self.node, self.eff)
             if self.cache_mb:
                 self._mb[key] = mb
-        frame = (lay.tp, lay.pp, lay.cp, lay.dp, lay.shard)
+        frame = (lay.tp, lay.pp, lay.cp, lay.dp, lay.shard, lay.ep, lay.etp)
         per_step = self._per_step.get(frame)
         if per_step is None:
             per_step = self._per_step[frame] = (
@@ -181,11 +188,18 @@ class Searcher:
         """
         out = SizeResult(gpus)
         scan = _Scan()
-        for tp, cp, pp, dp in frames(self.job, gpus, self.node, self.pins, self.eff,
-                                     out.rejected):
-            self.scan_frame(scan, tp, cp, pp, dp)
+        shards = [frame for tp, cp, pp, dp in frames(self.job, gpus, self.node, self.pins,
+                                                    self.eff, out.rejected)
+                  for frame in self.frame_shards(tp, cp, pp, dp)]
+        if self.bounded:
+            self.scan_bounded(scan, shards)
+        else:
+            for frame in shards:
+                self.scan_shard(scan, frame)
         if scan.too_big:
             out.rejected["does not fit in GPU memory"] += scan.too_big
+        if scan.slower:
+            out.rejected["slower than the best found (bound)"] += scan.slower
         self.refine_partial(scan)
         fitting = scan.fitting
         ranked = sorted((e.step_s, e.memory.total, i) for i, e in enumerate(fitting))
@@ -195,23 +209,86 @@ class Searcher:
             out.tightest = Evaluated(lay, self.memory(lay), False, self.step(lay))
         return out
 
-    def scan_frame(self, scan: _Scan, tp: int, cp: int, pp: int, dp: int) -> None:
-        """Every micro-batch, interleaving and recompute variant of one (tp, cp, pp, dp)."""
-        for shard in shard_choices(tp, cp, dp, self.node, self.pins, self.fw):
-            self.scan_shard(scan, tp, cp, pp, dp, shard)
+    def frame_shards(self, tp: int, cp: int, pp: int, dp: int) -> list[Layout]:
+        """One (tp, cp, pp, dp) frame with each ZeRO-3 shard group and expert split."""
+        experts = expert_choices(self.job, tp, cp, dp, self.pins, self.fw)
+        return [Layout(tp, pp, dp, cp, 1, 1, "none", shard=shard, ep=ep, etp=etp)
+                for shard in shard_choices(tp, cp, dp, self.node, self.pins, self.fw)
+                for ep, etp in experts]
 
-    def scan_shard(self, scan: _Scan, tp: int, cp: int, pp: int, dp: int, shard: int) -> None:
-        """The variants of one frame with one ZeRO-3 shard group (0 = all of dp)."""
+    @property
+    def bounded(self) -> bool:
+        """Whether the search is branch-and-bound: an MoE model with EP searched, whose
+        expert choices multiply the frames (a dense search keeps its plain order)."""
+        return self.job.arch.moe and self.pins.ep is None and self.fw.runs("ep")
+
+    def scan_bounded(self, scan: _Scan, shards: list[Layout]) -> None:
+        """Scan the frames whose states fit, most promising first (by ``step_floor``); once
+        KEEP layouts are ranked, a frame whose floor is above the KEEP-th best time cannot
+        rank (nor can any after it), and is counted as slower instead of scored. The
+        ranking is the same as a full scan's."""
+        queue = []
+        for i, frame in enumerate(shards):
+            if self.states_fit(scan, frame):
+                queue.append((self.step_floor(frame), i, frame))
+        for floor, _, frame in sorted(queue):
+            if floor > scan.bar():
+                scan.slower += self.variants(frame.pp, frame.dp)
+                continue
+            self.scan_shard(scan, frame)
+
+    def states_fit(self, scan: _Scan, frame: Layout) -> bool:
+        """Whether weights, gradients and optimizer states leave room for activations
+        (if not, the frame's variants are counted as too big)."""
+        base = sum(self.states(frame.tp, frame.pp, frame.cp, frame.dp, frame.shard, frame.ep,
+                               frame.etp)) + self.overhead
+        if base <= self.limit:
+            return True
+        scan.too_big += self.variants(frame.pp, frame.dp)
+        scan.note_tight(base, frame._replace(recompute=self.recomputes[-1]))
+        return False
+
+    def step_floor(self, frame: Layout) -> float:
+        """A floor under the step time of every variant of a frame: at the best
+        micro-batch, m micro-batches of bare math (no recompute) or of kernel launches,
+        whichever is longer, plus the exposed all-to-all, the bubble at the deepest
+        interleaving, and the fixed overheads. Variants only add (recompute, TP/PP/DP
+        traffic), and partial recompute never goes below no recompute."""
+        job, fw = self.job, self.fw
+        best = math.inf
+        for mbs in mbs_choices(job, frame.dp, self.pins):
+            lay = frame._replace(mbs=mbs)
+            m = lay.microbatches(job.global_batch)
+            vp = max(vp_choices(job, frame.pp, m, self.pins, fw))
+            best = min(best, (m + (frame.pp - 1) / vp) * self.microbatch_floor(lay))
+        return best + fw.step_overhead_s
+
+    def microbatch_floor(self, lay: Layout) -> float:
+        """One micro-batch's floor (see ``step_floor``); it does not depend on dp."""
+        key = (lay.tp, lay.pp, lay.cp, lay.mbs, lay.ep, lay.etp)
+        got = self._floor.get(key)
+        if got is None:
+            job, fw = self.job, self.fw
+            busy = max(compute_time(job, lay, self.device, self.eff),
+                       launch_time(job, lay, self.eff))
+            got = self._floor[key] = (
+                busy + fw.ep_exposed * ep_time(job, lay, self.node, self.device, self.eff)
+                + fw.microbatch_overhead_s)
+        return got
+
+    def scan_shard(self, scan: _Scan, frame: Layout) -> None:
+        """The variants of one frame with one ZeRO-3 shard group (0 = all of dp) and one
+        expert split."""
         job, pins = self.job, self.pins
-        base = sum(self.states(tp, pp, cp, dp, shard)) + self.overhead
+        tp, pp, dp, cp = frame.tp, frame.pp, frame.dp, frame.cp
+        base = sum(self.states(tp, pp, cp, dp, frame.shard, frame.ep, frame.etp)) + self.overhead
         if base > self.limit:  # weights and optimizer alone overflow: skip the variants
             scan.too_big += self.variants(pp, dp)
-            scan.note_tight(base, Layout(tp, pp, dp, cp, 1, 1, self.recomputes[-1], shard=shard))
+            scan.note_tight(base, frame._replace(recompute=self.recomputes[-1]))
             return
         for mbs in mbs_choices(job, dp, pins):
             m = max(1, job.global_batch // (dp * mbs))
-            fits = [self.lightest(scan, base, Layout(tp, pp, dp, cp, vp, mbs, "none",
-                                                     shard=shard), m)
+            fits = [self.lightest(scan, base, frame._replace(vp=vp, mbs=mbs), m)
                     for vp in vp_choices(job, pp, m, pins, self.fw)]
             if not any(fits):
                 return
@@ -227,7 +304,7 @@ class Searcher:
                 scan.too_big += 1
                 scan.note_tight(total, lay)
                 continue
-            scan.fitting.append(Evaluated(lay, self.memory(lay), True, self.step(lay)))
+            scan.add(Evaluated(lay, self.memory(lay), True, self.step(lay)))
             if rc == "full" and self.partial:
                 # No recompute at all is the floor; full recompute costs at most 4/3 of the
                 # math and 6/4 of the TP traffic, so that floor is >= 2/3 of this time.
@@ -260,6 +337,23 @@ class _Scan:
     partial: list[tuple[float, int, float, int]] = field(default_factory=list)
     """Full-recompute layouts that partial recompute could speed up: (time bound, index in
     ``fitting``, state bytes, micro-batches)."""
+    slower: int = 0
+    """Variants skipped because a floor under their time was above the ranking's bar."""
+
+    best: list[float] = field(default_factory=list)
+    """The KEEP best step times so far, negated (a max-heap)."""
+
+    def add(self, e: Evaluated) -> None:
+        self.fitting.append(e)
+        if len(self.best) < KEEP:
+            heapq.heappush(self.best, -e.step_s)
+        elif e.step_s < -self.best[0]:
+            heapq.heapreplace(self.best, -e.step_s)
+
+    def bar(self) -> float:
+        """The ``KEEP``-th best step time so far (partial recompute only lowers it later,
+        so a layout slower than it now can never rank); infinite until KEEP fit."""
+        return -self.best[0] if len(self.best) >= KEEP else math.inf
 
     def note_tight(self, total: float, lay: Layout) -> None:
         if self.tightest is None or total < self.tightest[0]:

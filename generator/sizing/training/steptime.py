@@ -22,8 +22,9 @@ from generator.sizing.model.efficiency import Efficiency, Framework
 from generator.sizing.model.flops import TokenFlops, hardware_flops
 from generator.sizing.model.hardware import Device, Node
 from generator.sizing.model.job import Job, Layout, sequence_tokens
+from generator.sizing.model.params import moe_layers
 from generator.sizing.training import comm
-from generator.sizing.training.memory import stage_params
+from generator.sizing.training.memory import held_params, stage_params
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,10 +38,13 @@ class MicrobatchTime:
     pp: float
     overhead: float
     zero3: float
+    ep: float = 0.0
+    """Exposed MoE all-to-all (dispatch and combine)."""
     total: float = field(init=False)
 
     def __post_init__(self) -> None:
-        total = self.compute + self.tp + self.cp + self.pp + self.overhead + self.zero3
+        total = (self.compute + self.tp + self.cp + self.pp + self.overhead + self.zero3
+                 + self.ep)
         object.__setattr__(self, "total", total)
 
 
@@ -70,6 +74,7 @@ def step_parts(step: StepTime) -> dict[str, float]:
         "tp_communication": m * mb.tp,
         "cp_communication": m * mb.cp,
         "pp_communication": m * mb.pp,
+        "ep_communication": m * mb.ep,
         "zero3_gathers": m * mb.zero3,
         "microbatch_overhead": m * mb.overhead,
         "pipeline_bubble": step.bubble,
@@ -79,11 +84,20 @@ def step_parts(step: StepTime) -> dict[str, float]:
     }
 
 
-def gemm_efficiency(job: Job, lay: Layout, device: Device, eff: Efficiency) -> float:
-    """η for this micro-batch shape: see the module docstring."""
+def gemm_efficiency(
+    job: Job, lay: Layout, device: Device, eff: Efficiency, expert: bool = False
+) -> float:
+    """η for this micro-batch shape: see the module docstring. ``expert``: the routed
+    experts' grouped GEMMs, whose rows are the tokens one expert receives,
+    b*(s/c)/t * etp * ep * k * capacity / E, and whose width is the expert's f/etp."""
     c = eff.compute
     tokens = lay.mbs * sequence_tokens(job, lay.mbs) / lay.cp
     width = job.arch.hidden / lay.tp
+    if expert:
+        arch = job.arch
+        tokens *= (lay.expert_tp * lay.ep * arch.top_k * job.capacity_factor
+                   / (lay.tp * arch.experts))
+        width = arch.ffn / lay.expert_tp
     size: float = 1.0 / (1.0 + (c.tokens_half / tokens) ** c.tokens_exponent)
     size /= 1.0 + c.width_half / width
     return c.peak_fraction(device.id) * eff.framework(job.framework).compute_scale * size
@@ -106,19 +120,31 @@ def token_flops(job: Job, lay: Layout) -> TokenFlops:
     """Hardware FLOPs per processed token for this layout's sequence length and recompute."""
     seq = sequence_tokens(job, lay.mbs)
     fraction = lay.recompute_fraction(job.arch.layers)
-    return hardware_flops(job.arch, job.kind, seq, lay.recompute, job.adapter_params, fraction)
+    return hardware_flops(job.arch, job.kind, seq, lay.recompute, job.adapter_params, fraction,
+                          job.capacity_factor)
+
+
+def flops_seconds(
+    job: Job, lay: Layout, flops: TokenFlops, tokens: float, device: Device, eff: Efficiency
+) -> float:
+    """Seconds for ``tokens`` tokens of ``flops`` on one GPU of the busiest stage: the dense
+    GEMMs and attention at the micro-batch's η, the routed experts at their own (every
+    rank of the stage does 1/(t*c) of the experts' work whatever ep is: EP moves tokens,
+    not FLOPs)."""
+    gain = fp8_gain(job, device, eff)
+    dense = (flops.gemm / gain + flops.attention / attention_factor(job, device, eff)) / (
+        gemm_efficiency(job, lay, device, eff))
+    if flops.expert:
+        dense += flops.expert / gain / gemm_efficiency(job, lay, device, eff, expert=True)
+    layers = job.arch.layers
+    imbalance = math.ceil(layers / lay.pp) * lay.pp / layers
+    return dense * tokens * imbalance / (lay.tp * lay.pp * lay.cp * device.bf16_flops)
 
 
 def compute_time(job: Job, lay: Layout, device: Device, eff: Efficiency) -> float:
     """GPU time of one micro-batch's math on one GPU of the busiest stage (ceil(L/p) layers)."""
-    flops = token_flops(job, lay)
     tokens = lay.mbs * sequence_tokens(job, lay.mbs)
-    work = (flops.gemm / fp8_gain(job, device, eff)
-            + flops.attention / attention_factor(job, device, eff)) * tokens
-    layers = job.arch.layers
-    imbalance = math.ceil(layers / lay.pp) * lay.pp / layers
-    per_gpu = work * imbalance / (lay.tp * lay.pp * lay.cp)
-    return per_gpu / (device.bf16_flops * gemm_efficiency(job, lay, device, eff))
+    return flops_seconds(job, lay, token_flops(job, lay), tokens, device, eff)
 
 
 def launch_time(job: Job, lay: Layout, eff: Efficiency) -> float:
@@ -126,7 +152,9 @@ def launch_time(job: Job, lay: Layout, eff: Efficiency) -> float:
     the GPU, so it only shows when it exceeds the GPU time)."""
     layers = math.ceil(job.arch.layers / lay.pp)
     factor = 1.0 + lay.recompute_fraction(job.arch.layers) / 3.0
-    return eff.compute.layer_overhead_s * layers * factor
+    n_moe = min(layers, moe_layers(job.arch))
+    return (eff.compute.layer_overhead_s * layers
+            + eff.compute.moe_layer_overhead_s * n_moe) * factor
 
 
 def _zero3_exposed(moved: float, busy: float, fw: Framework) -> float:
@@ -144,10 +172,7 @@ def microbatch_time(
     busy = max(gpu, launch_time(job, lay, eff))
     zero3 = 0.0
     if fw.shards_per_layer(lay.pp):
-        psi = stage_params(job, lay.tp, lay.pp)
-        moved = comm.zero3_time(job, lay, psi, fw.grad_bytes, node, device, eff,
-                                pieces=fw.gathers_per_layer)
-        zero3 = _zero3_exposed(moved, busy, fw)
+        zero3 = _zero3_exposed(_zero3_moved(job, lay, device, node, eff), busy, fw)
     return MicrobatchTime(
         compute=busy,
         tp=fw.tp_exposed * comm.tp_time(job, lay, node, device, eff),
@@ -155,7 +180,32 @@ def microbatch_time(
         pp=fw.pp_exposed * comm.pp_time(job, lay, node, device, eff),
         overhead=fw.microbatch_overhead_s,
         zero3=zero3,
+        ep=fw.ep_exposed * comm.ep_time(job, lay, node, device, eff),
     )
+
+
+def _expert_split(job: Job, lay: Layout) -> tuple[float, float]:
+    """(Ψ per TP rank of what the dense groups reduce, expert Ψ the expert groups reduce):
+    with EP or expert TP of its own, the routed experts leave the dense groups."""
+    psi = stage_params(job, lay.tp, lay.pp)
+    if lay.ep == 1 and lay.expert_tp == lay.tp:
+        return psi, 0.0
+    dense, expert = held_params(job, lay)
+    return dense, expert
+
+
+def _zero3_moved(
+    job: Job, lay: Layout, device: Device, node: Node, eff: Efficiency,
+    forward_only: bool = False,
+) -> float:
+    """ZeRO-3 traffic of one micro-batch: dense layers over the shard group, routed experts
+    over their expert-data-parallel group."""
+    fw = eff.framework(job.framework)
+    psi, expert = _expert_split(job, lay)
+    moved = comm.zero3_time(job, lay, psi, fw.grad_bytes, node, device, eff,
+                            forward_only=forward_only, pieces=fw.gathers_per_layer)
+    return moved + comm.expert_zero3_time(job, lay, expert, fw.grad_bytes, node, device, eff,
+                                          forward_only=forward_only)
 
 
 def forward_time(job: Job, lay: Layout, device: Device, node: Node, eff: Efficiency) -> float:
@@ -164,21 +214,15 @@ def forward_time(job: Job, lay: Layout, device: Device, node: Node, eff: Efficie
     TP/PP traffic and, under ZeRO-3, one gather per layer."""
     fw = eff.framework(job.framework)
     seq = sequence_tokens(job, lay.mbs)
-    flops = hardware_flops(job.arch, "pretrain", seq, "none", job.adapter_params)
-    tokens = lay.mbs * seq
-    work = (flops.gemm / fp8_gain(job, device, eff)
-            + flops.attention / attention_factor(job, device, eff)) * tokens / 3.0
-    layers = job.arch.layers
-    imbalance = math.ceil(layers / lay.pp) * lay.pp / layers
-    gpu = work * imbalance / (lay.tp * lay.pp * lay.cp)
-    gpu /= device.bf16_flops * gemm_efficiency(job, lay, device, eff)
+    flops = hardware_flops(job.arch, "pretrain", seq, "none", job.adapter_params,
+                           capacity_factor=job.capacity_factor)
+    gpu = flops_seconds(job, lay, flops, lay.mbs * seq, device, eff) / 3.0
     busy = max(gpu, launch_time(job, lay._replace(recompute="none"), eff) / 3.0)
     exposed = (fw.tp_exposed * comm.tp_time(job, lay, node, device, eff, forward_only=True)
-               + fw.pp_exposed * comm.pp_time(job, lay, node, device, eff, forward_only=True))
+               + fw.pp_exposed * comm.pp_time(job, lay, node, device, eff, forward_only=True)
+               + fw.ep_exposed * comm.ep_time(job, lay, node, device, eff, forward_only=True))
     if fw.shards_per_layer(lay.pp):
-        psi = stage_params(job, lay.tp, lay.pp)
-        moved = comm.zero3_time(job, lay, psi, fw.grad_bytes, node, device, eff,
-                                forward_only=True, pieces=fw.gathers_per_layer)
+        moved = _zero3_moved(job, lay, device, node, eff, forward_only=True)
         exposed += _zero3_exposed(moved, busy, fw)
     return busy + exposed + fw.microbatch_overhead_s
 
@@ -201,10 +245,11 @@ def dp_comm_time(job: Job, lay: Layout, device: Device, node: Node, eff: Efficie
     fw = eff.framework(job.framework)
     if fw.shards_per_layer(lay.pp):
         return 0.0
-    psi = stage_params(job, lay.tp, lay.pp)
+    psi, expert = _expert_split(job, lay)
+    experts = comm.expert_dp_step_time(job, lay, expert, fw.grad_bytes, node, device, eff)
     if fw.sharding == "zero3" and lay.replicas > 1:
-        return comm.hsdp_step_time(job, lay, psi, fw.grad_bytes, node, device, eff)
-    return comm.dp_step_time(job, lay, psi, fw.grad_bytes, node, device, eff)
+        return comm.hsdp_step_time(job, lay, psi, fw.grad_bytes, node, device, eff) + experts
+    return comm.dp_step_time(job, lay, psi, fw.grad_bytes, node, device, eff) + experts
 
 
 def assemble(

@@ -147,8 +147,8 @@ base_rootfs() {
 # --- up: the bridge, one namespace + overlay + nspawn per host --------------------------------
 
 # Starts a lab run with image $1: from here on any failure (or signal) tears down whatever
-# was already started. Makes the run directory, the GPU device stand-ins (GPU_BINDS, the
-# nspawn arguments that bind them in) and the bridge namespace $NS-br.
+# was already started. Makes the run directory, the GPU device stand-ins and the bridge
+# namespace $NS-br.
 #
 # The hosts' writable layers ($RUN/c: overlay upper and work directories, about 1.5 GB and
 # 40,000 files once the Slurm lab's playbook has installed its packages) live on a tmpfs.
@@ -164,11 +164,7 @@ lab_up_begin() {
         mount -t tmpfs -o "mode=0755,size=$HOSTS_TMPFS" "$NS-hosts" "$RUN/c"
     fi
     echo "$img" >"$RUN/image"
-    GPU_BINDS=()
-    for ((i = 0; i < GPU_COUNT; i++)); do
-        mknod -m 666 "$RUN/fakedev/nvidia$i" c 195 "$i"
-        GPU_BINDS+=("--bind-ro=$RUN/fakedev/nvidia$i:/dev/nvidia$i")
-    done
+    for ((i = 0; i < GPU_COUNT; i++)); do mknod -m 666 "$RUN/fakedev/nvidia$i" c 195 "$i"; done
     ip netns add "$NS-br"
     ip -n "$NS-br" link set lo up
     ip -n "$NS-br" link add br0 type bridge
@@ -198,10 +194,12 @@ lab_rootfs() {
 # Boots host $1 (systemd-nspawn in the background, its PID in $RUN/c/$1/pid) in its namespace,
 # with the offline repository and the GPU stand-ins bound in; the rest of "$@" are more
 # systemd-nspawn arguments.
+# A host may also join a running lab (lab.sh add): everything comes from $RUN.
 lab_boot() {
-    local name=$1 c=$RUN/c/$1 img
+    local name=$1 c=$RUN/c/$1 img i gpus=()
     shift
     img=$(cat "$RUN/image")
+    for ((i = 0; i < GPU_COUNT; i++)); do gpus+=("--bind-ro=$RUN/fakedev/nvidia$i:/dev/nvidia$i"); done
     # Each container gets its own cgroup (name=systemd and unified hierarchies): with
     # --keep-unit, nspawn puts its supervisor and payload below the caller's cgroup, and
     # containers started from one cgroup would share a payload tree.
@@ -214,7 +212,7 @@ lab_boot() {
         exec setsid systemd-nspawn --quiet -D "$c/root" --boot --machine="$name" \
             --register=no --keep-unit --console=passive \
             --network-namespace-path="/run/netns/$NS-$name" \
-            --bind-ro="$img/repo:/srv/localrepo" "${GPU_BINDS[@]}" "$@"
+            --bind-ro="$img/repo:/srv/localrepo" "${gpus[@]}" "$@"
     ) </dev/null >"$c/nspawn.log" 2>&1 3>&- &
     echo $! >"$c/pid"
 }

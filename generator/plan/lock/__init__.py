@@ -1,0 +1,13 @@
+"""The plan lock: what is already built, read back as constraints on the next plan.
+
+``reports/<name>/plan.lock.yaml`` records every device's identity (name, role, model,
+addresses, rack slot), every rack's place on the floor, every cable by its two ends, the
+devices removed so far (``retired``) and the last identity change. ``podplan plan`` reads it
+from the output tree and keeps all of it; new devices get new names, free addresses, free
+rack slots and free ports. ``--fresh`` ignores it.
+
+Modules: ``model`` (the parsed lock), ``text`` (writing and reading the file, errors with
+the file's line), ``names`` (which devices stay, which are new, which go), ``racks`` (new
+devices into free rack space), ``ports`` (cables kept on their ports), ``changes`` (what
+moved, as notes, and what cannot move, as errors).
+"""

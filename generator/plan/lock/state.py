@@ -1,0 +1,63 @@
+"""The lock side of a finished plan: its notes, the identity changes to store, the retired.
+
+``build.build_plan`` calls ``identity_notes`` once every object exists: with a lock it
+checks and describes what changed (``changes.compare``); without one it only says when a
+lock was set aside by ``--fresh`` or when ``hardware.remove_nodes`` has nothing to act on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+
+from generator.plan.devices import switch_models
+from generator.plan.lock.changes import compare, devices_now
+from generator.plan.lock.ports import PortSpace
+from generator.plan.models import Link, NetworkPlan, Node, Rack, RetiredDevice, Switch
+from generator.plan.parts import Parts
+
+
+@dataclass
+class LockState:
+    """Plan notes to add, the identity changes the new lock stores, its retired devices."""
+
+    notes: list[str] = field(default_factory=list)
+    changes: list[str] = field(default_factory=list)
+    retired: list[RetiredDevice] = field(default_factory=list)
+
+
+def identity_notes(
+    p: Parts,
+    nodes: list[Node],
+    switches: list[Switch],
+    links: list[Link],
+    racks: list[Rack],
+    network: NetworkPlan,
+    ignored_lock: str | None,
+) -> LockState:
+    """What the plan lock (or its absence) adds to the plan."""
+    if p.lock is None:
+        out = LockState()
+        if ignored_lock:
+            out.changes = [
+                f"Planned with --fresh: the plan lock {ignored_lock} was set aside, so names, "
+                "addresses, rack slots and cables are numbered afresh and a new lock replaces "
+                "it (compare with the previous plan before applying it to a running cluster)."
+            ]
+            out.notes = list(out.changes)
+        if p.spec.hardware.remove_nodes:
+            out.notes.append(
+                "hardware.remove_nodes has no effect: there is no plan lock (a first plan, or "
+                "--fresh), so nodes are numbered from 1 up to the cluster's size."
+            )
+        return out
+    models = {name: m for name, (m, _, _) in switch_models(p).items()}
+    space = PortSpace(models)
+
+    @cache
+    def order(device: str) -> dict[str, int]:
+        got = space.ports(device)
+        return {name: i for i, name in enumerate(got[0])} if got else {}
+
+    done = compare(p.lock, devices_now(nodes, switches), links, racks, network, order)
+    return LockState(list(done.notes), list(done.notes), done.retired)
