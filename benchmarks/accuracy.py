@@ -6,7 +6,12 @@ predicted like a measurement the model has never seen). Prints every row, then p
 (the file's categories and the coverage tags of the newer rows) the median |error|, the
 share within +-20 % and the worst row, both ways, against the targets.
 
-``python -m benchmarks.accuracy [--in-sample-only] [--jobs N]``
+Each fit stage (``crossval.STAGES``: dense training, MoE training, inference) is judged on
+its own rows against the targets. Inference rows get their own groups (dense throughput per
+TP, long inputs, latency, MoE serving, multi-node, FP8/BF16); rows the engine cannot express
+yet are listed with why.
+
+``python -m benchmarks.accuracy [--in-sample-only] [--stages a,b] [--jobs N]``
 """
 
 from __future__ import annotations
@@ -16,13 +21,22 @@ import math
 import statistics
 import sys
 
-from benchmarks.calibration import load_cases, predict
-from benchmarks.crossval import Budget, Row, leave_one_source_out
+from benchmarks.calibration import load_cases, predict, unscored_rows
+from benchmarks.crossval import (
+    STAGES,
+    Budget,
+    Row,
+    is_dense_case,
+    is_moe_case,
+    leave_one_source_out,
+    stage_named,
+)
 from generator.sizing.model.efficiency import Efficiency, default_efficiency
 
 UNITS = {
     "tok_s_gpu": "tok/s/GPU", "tflops_model": "TFLOP/s", "tflops_hw": "hwTFLOP/s",
     "s_iter": "s/iter", "minutes": "min", "out_tok_s": "out tok/s",
+    "tpot_ms": "ms TPOT", "ttft_ms": "ms TTFT",
 }
 TARGETS = {"in-sample": (0.08, 0.85), "leave-one-source-out": (0.12, 0.75)}
 """(median |error| at most, share within +-20 % at least), overall."""
@@ -52,27 +66,18 @@ def summary(rows: list[Row]) -> dict[str, float]:
     }
 
 
-def is_moe(row: Row) -> bool:
-    """A mixture-of-experts training row (the issue-14 group, reported on its own)."""
-    return row.case.job is not None and row.case.job.arch.moe
-
-
-def dense(rows: list[Row]) -> list[Row]:
-    """The rows the issue-13 targets apply to: every row but the MoE training rows."""
-    return [r for r in rows if not is_moe(r)]
-
-
 def groups(rows: list[Row]) -> dict[str, list[int]]:
-    """Row indices per reporting group: every row, the dense rows (issue 13's targets), every
-    training row, MoE training (issue 14), each category, each coverage tag."""
+    """Row indices per reporting group: every row, the dense training rows (issue 13's
+    targets), every training row, MoE training and inference (issue 14), each category, each
+    coverage tag."""
     out: dict[str, list[int]] = {"all rows": list(range(len(rows))),
                                  "dense (issue 13 targets)": [], "training": [],
                                  "MoE training": [], "inference": []}
     for i, r in enumerate(rows):
         out["inference" if r.case.inference is not None else "training"].append(i)
-        if is_moe(r):
+        if is_moe_case(r.case):
             out["MoE training"].append(i)
-        else:
+        elif is_dense_case(r.case):
             out["dense (issue 13 targets)"].append(i)
         out.setdefault(f"category {r.case.group}", []).append(i)
         for tag in r.case.tags:
@@ -144,26 +149,31 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--in-sample-only", action="store_true",
                     help="skip the leave-one-source-out refits (minutes)")
+    ap.add_argument("--stages", default=",".join(s.name for s in STAGES),
+                    help="comma-separated fit stages whose rows to score (default: all)")
     ap.add_argument("--jobs", type=int, default=1, help="processes for the refits")
     ap.add_argument("--iterations", type=int, default=Budget.iterations)
     ap.add_argument("--restarts", type=int, default=Budget.restarts)
     args = ap.parse_args(argv)
-    rows = evaluate()
+    stages = [stage_named(n.strip()) for n in args.stages.split(",") if n.strip()]
+    rows = [r for r in evaluate() if any(s.selects(r.case) for s in stages)]
     loso = None if args.in_sample_only else leave_one_source_out(
-        budget=Budget(args.iterations, args.restarts), jobs=args.jobs)
+        budget=Budget(args.iterations, args.restarts), jobs=args.jobs,
+        stages=[s.name for s in stages])
     print(format_rows(rows, loso))
     print()
     print(format_groups(rows, loso))
     print()
-    print(verdict("in-sample", dense(rows), "dense"))
-    if loso is not None:
-        print(verdict("leave-one-source-out", dense(loso), "dense"))
-    moe = [r for r in rows if is_moe(r)]
-    if moe:
-        print(verdict("in-sample", moe, "MoE training"))
-        if loso is not None:
-            print(verdict("leave-one-source-out", [r for r in loso if is_moe(r)],
-                          "MoE training"))
+    for stage in stages:
+        ins = [r for r in rows if stage.selects(r.case)]
+        if ins:
+            print(verdict("in-sample", ins, stage.name))
+        if loso is not None and ins:
+            print(verdict("leave-one-source-out", [r for r in loso if stage.selects(r.case)],
+                          stage.name))
+    print()
+    for cid, why in unscored_rows(default_efficiency()):
+        print(f"not scored: {cid:>4}  {why}")
     s = summary(rows)
     print(f"seed formula: median |error| {100 * s['seed_median']:.1f} %, worst "
           f"{100 * s['seed_worst']:.0f} % over {int(s['seed_rows'])} training rows "

@@ -55,7 +55,7 @@ from benchmarks.stacks import (
     stack_of,
 )
 from generator.catalog.load import Catalog, default_catalog
-from generator.sizing.inference import InferenceJob, serve
+from generator.sizing.inference import InferenceJob
 from generator.sizing.model.arch import Architecture, from_catalog, from_inline
 from generator.sizing.model.efficiency import Efficiency
 from generator.sizing.model.flops import hardware_flops, model_flops
@@ -78,6 +78,7 @@ STANDARD_FABRIC = {"a100-sxm-80gb": 200.0}
 """NIC line rate (Gb/s, 8 per node) where a publication does not state its fabric;
 400 Gb/s for every other GPU."""
 RATE_METRICS = ("tok_s_gpu", "tflops_model", "tflops_hw", "out_tok_s")
+"""Metrics that grow with speed; every other one (s/iteration, minutes, TPOT/TTFT ms) with time."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,8 @@ class Case:
     job: Job | None = None
     pins: Pins = field(default_factory=Pins)
     inference: InferenceJob | None = None
+    serving: object | None = None
+    """Inference rows: layout, replicas and operating point (``calibration_inference``)."""
 
     @property
     def time_like(self) -> bool:
@@ -287,34 +290,10 @@ def _training_case(row: dict[str, str], catalog: Catalog, eff: Efficiency) -> Ca
                 pins=pins)
 
 
-def _inference_case(row: dict[str, str], catalog: Catalog) -> Case:
-    isl, osl = (int(x) for x in re.findall(r"ISL/OSL=(\d+)/(\d+)", row["method"])[0])
-    device, node = _hardware(row, catalog)
-    job = InferenceJob(
-        arch=architecture(row["model"], catalog), precision="fp8" if "FP8" in row["precision"]
-        else "bf16", input_tokens=isl, output_tokens=osl,
-    )
-    tp = _int(row["TP"]) or 1
-    gpus = int(row["num_gpus"])
-    return Case(row["id"], row["model"], row["method"], gpus, "out_tok_s",
-                float(row["value"]), device, node, source=normalise_source(row["source"]),
-                group=row["category"], tags=_tags(row),
-                regime=Regime.of("tensorrt-llm", "inference", gpus, device.id),
-                pins=Pins(tp=tp), inference=job)
-
-
 def load_rows() -> list[dict[str, str]]:
-    """Every row of the calibration file the engine models, as text."""
+    """Every row of the calibration file, as text."""
     with CSV_PATH.open(encoding="utf-8", newline="") as f:
-        return [row for row in csv.DictReader(f) if modelled(row)]
-
-
-# ---- Rows not modelled yet: ONE place. The inference-v2 rows (I1-I71: TP 2-8, batch 1,
-# MoE and multi-node serving, dataset-shaped inputs) need the inference-v2 loader and
-# engine (issue 14, point 3), which replace this skip. Every other row is modelled.
-def modelled(row: dict[str, str]) -> bool:
-    """Whether the engine models this row today (see the comment above)."""
-    return not (is_inference(row) and row["id"].startswith("I"))
+        return list(csv.DictReader(f))
 
 
 def is_inference(row: dict[str, str]) -> bool:
@@ -322,10 +301,32 @@ def is_inference(row: dict[str, str]) -> bool:
 
 
 def load_cases(eff: Efficiency, catalog: Catalog | None = None) -> list[Case]:
-    """Every calibration row as a ``Case``."""
-    cat = catalog or default_catalog()
-    return [_inference_case(row, cat) if is_inference(row) else _training_case(row, cat, eff)
-            for row in load_rows()]
+    """Every calibration row the engine can express, as a ``Case`` (``unscored_rows`` lists
+    the others, with the reason)."""
+    cases, _ = _split_rows(eff, catalog or default_catalog())
+    return cases
+
+
+def unscored_rows(eff: Efficiency, catalog: Catalog | None = None) -> list[tuple[str, str]]:
+    """(row id, why the engine cannot express it yet) for every row left out."""
+    _, skipped = _split_rows(eff, catalog or default_catalog())
+    return skipped
+
+
+def _split_rows(eff: Efficiency, cat: Catalog) -> tuple[list[Case], list[tuple[str, str]]]:
+    from benchmarks.calibration_inference import Unscored, inference_case
+
+    cases: list[Case] = []
+    skipped: list[tuple[str, str]] = []
+    for row in load_rows():
+        try:
+            if is_inference(row):
+                cases.append(inference_case(row, cat))
+            else:
+                cases.append(_training_case(row, cat, eff))
+        except Unscored as why:
+            skipped.append((row["id"], str(why)))
+    return cases, skipped
 
 
 def _layout_text(e: Evaluated) -> str:
@@ -383,8 +384,9 @@ def seed_value(case: Case) -> float | None:
 def predict(case: Case, eff: Efficiency) -> Prediction:
     """Run the engine on one case."""
     if case.inference is not None:
-        out = serve(case.inference, case.device, case.node, eff, tp=case.pins.tp)
-        return Prediction(out.tokens_per_s, f"TP{out.tp} batch {out.batch}", out.fits, None)
+        from benchmarks.calibration_inference import predict_inference
+
+        return predict_inference(case, eff)
     assert case.job is not None
     res = search_size(case.job, case.gpus, case.device, case.node, eff, case.pins)
     best = res.best or res.tightest

@@ -13,7 +13,9 @@ training stage fits the dense physics on the dense rows exactly as it did before
 existed; the MoE stage then fits only what is specific to MoE (the exposed share of the
 all-to-all, the MoE layers' launch cost, the B200's peak fraction: every B200 row is MoE) on
 the MoE rows, so new rows can never pull the dense parameters, and the dense figures are
-those of the dense fit alone. A later stage (e.g. inference) is one more ``Stage``.
+those of the dense fit alone. The inference stage fits the serving engine's physics (HBM and
+GEMM fractions, the fp8 inference gain, scheduler overheads) on the inference rows only; no
+training row depends on them and no training stage sees an inference row.
 
 Every fit starts from the same priors (``Param.prior``), never from a previous fit, so a
 cross-validation fold that leaves a publication out has seen nothing of it: its rows are
@@ -63,8 +65,6 @@ DENSE_PARAMS: tuple[Param, ...] = (
     Param(STEP_OVERHEAD, 0.0, 5.0, 0.05),
     Param(("network.fabric_efficiency",), 0.4, 0.95, 0.7),
     Param(("network.hop_latency_s",), 1e-6, 3e-5, 5e-6),
-    Param(("inference.prefill_efficiency", "inference.decode_efficiency"), 0.2, 0.95, 0.6),
-    Param(("inference.step_overhead_s",), 0.0, 0.02, 0.003),
 )
 """The dense stage: the parameters (and priors, and order) of the issue-13 fit."""
 MOE_PARAMS: tuple[Param, ...] = (
@@ -73,6 +73,22 @@ MOE_PARAMS: tuple[Param, ...] = (
     Param(("compute.gemm_efficiency.b200-sxm-180gb",), 0.3, 0.95, 0.6),
 )
 """The MoE stage: physics only MoE rows see (every B200 row is an MoE row)."""
+INFERENCE_PARAMS: tuple[Param, ...] = (
+    Param(("inference.hbm_efficiency",), 0.5, 0.95, 0.8),
+    Param(("inference.gemm_efficiency",), 0.2, 0.95, 0.6),
+    Param(("inference.attention_efficiency",), 0.1, 0.95, 0.4),
+    Param(("inference.fp8_speedup",), 1.0, 2.0, 1.6),
+    Param(("inference.expert_gemm_efficiency",), 0.3, 1.0, 0.8),
+    Param(("inference.step_overhead_s",), 0.0, 0.02, 0.002),
+    Param(("inference.sequence_overhead_s",), 0.0, 1e-4, 5e-6),
+)
+"""The serving stage: the inference engine's physics, fitted on the inference rows only
+(training rows never see these, and the training stages never see an inference row)."""
+
+
+def is_inference_case(case: Case) -> bool:
+    """A serving row (the inference stage's rows)."""
+    return case.inference is not None
 
 
 def is_moe_case(case: Case) -> bool:
@@ -81,8 +97,8 @@ def is_moe_case(case: Case) -> bool:
 
 
 def is_dense_case(case: Case) -> bool:
-    """Every other row: dense training and the issue-13 inference rows."""
-    return not is_moe_case(case)
+    """A dense training row (the issue-13 rows and targets)."""
+    return not is_inference_case(case) and not is_moe_case(case)
 
 
 @dataclass(frozen=True)
@@ -97,6 +113,7 @@ class Stage:
 STAGES: tuple[Stage, ...] = (
     Stage("dense", DENSE_PARAMS, is_dense_case),
     Stage("moe", MOE_PARAMS, is_moe_case),
+    Stage("inference", INFERENCE_PARAMS, is_inference_case),
 )
 PARAMS: tuple[Param, ...] = tuple(p for stage in STAGES for p in stage.params)
 """Every fitted parameter (efficiency.yaml marks them ``# fitted``)."""

@@ -1,7 +1,8 @@
 """Fit the sizing engine to calibration.csv; rewrite efficiency.yaml and uncertainty.yaml.
 
 1. Fit the stages of ``crossval.STAGES`` in order, each stage's parameters on its own rows
-   from the priors, every earlier stage's values fixed (dense training first, then MoE).
+   from the priors, every earlier stage's values fixed (dense training first, then MoE
+   training, then inference).
 2. Leave one source out, per stage: refit without each publication and predict its rows.
 3. Write ``efficiency.yaml`` (the fitted values, with each stage's in-sample and
    cross-validated errors in its header) and ``uncertainty.yaml`` (the band per regime, from

@@ -60,6 +60,11 @@ class Gpu(CatalogItem):
         description="GPU generation: which kernels (FlashAttention 2 or 3, cuDNN) run well."
     )
     memory_gb: float
+    memory_total_mib: float | None = Field(
+        default=None,
+        description="Memory the CUDA driver reports (nvidia-smi memory.total, MiB): what a "
+                    "serving engine sizes its KV cache from. None: not measured.",
+    )
     memory_bandwidth_tbps: float
     nvlink_gbps: float = Field(description="Per-GPU NVLink bandwidth, both directions (GB/s).")
     pcie_gen: int

@@ -18,11 +18,11 @@ import math
 from generator.catalog.load import Catalog
 from generator.catalog.models import Server
 from generator.errors import PodplanError, Problem
-from generator.sizing.inference import InferenceJob, max_batch, operating_point, serve
+from generator.sizing.inference import InferenceJob, Layout, loaded_point, max_batch, serve
 from generator.sizing.model.arch import resolve_model
 from generator.sizing.model.efficiency import Efficiency, default_efficiency
 from generator.sizing.model.hardware import Device, Node, device_from_gpu, node_from_server
-from generator.sizing.result import InferenceEstimate, SizingResult, Uncertainty
+from generator.sizing.result import InferenceEstimate, OperatingPoint, SizingResult, Uncertainty
 from generator.sizing.seed import inference_seed
 from generator.sizing.training.estimate import MAX_NODES, estimate_training
 from generator.sizing.training.memory import GIB
@@ -42,34 +42,54 @@ def estimate_inference(
     w: InferenceWorkload, catalog: Catalog, device: Device, node: Node, eff: Efficiency,
     table: Table,
 ) -> InferenceEstimate:
-    """Size one serving workload."""
+    """Size one serving workload: its replica layout and both operating points."""
     arch = resolve_model(w.model, catalog)
     job = InferenceJob(arch=arch, precision=w.precision.value, input_tokens=w.input_tokens,
                        output_tokens=w.output_tokens, requests_per_minute=w.requests_per_minute,
-                       ttft_ms=w.ttft_ms, tpot_ms=w.tpot_ms)
-    s = serve(job, device, node, eff, tp=w.parallelism.tp, pp=w.parallelism.pp)
-    notes = []
-    if not s.fits:
-        notes.append(f"the weights alone ({s.weights_bytes / GIB:.0f} GiB per GPU at TP{s.tp}) "
-                     "leave no room for a KV cache; pin a larger tp")
-    if s.meets_slo is False:
-        notes.append("no batch meets the latency SLOs on this GPU; reported at batch 1")
-    saturated = max(1, max_batch(job, s.tp, s.pp, device, eff))
-    per_gpu = operating_point(job, s.tp, s.pp, saturated, device, node, eff)[0] / (s.tp * s.pp)
+                       ttft_ms=w.ttft_ms, tpot_ms=w.tpot_ms, engine=w.engine.value)
+    par = w.parallelism
+    s = serve(job, device, node, eff, tp=par.tp, pp=par.pp, ep=par.ep)
     regime = Regime.of(SERVING_FRAMEWORK, "inference", s.tp * s.pp, device.id)
     b = table.band(regime)
+    notes = _inference_notes(s.fits, s.weights_bytes, s.layout, s.meets_slo, node)
     if not b.calibrated:
         notes.append(outside_note(regime))
+    saturated = max(1, max_batch(job, s.layout, device, eff))
+    per_gpu = loaded_point(job, s.layout, saturated, device, node, eff).tokens_per_s / s.layout.gpus
+    top, low = s.throughput, s.latency
     return InferenceEstimate(
-        name=w.name, model=arch.name, gpus=s.gpus, replicas=s.replicas, tp=s.tp, pp=s.pp,
-        memory_gib_per_gpu=s.memory_bytes / GIB, fits=s.fits,
-        output_tokens_per_second=s.tokens_per_s * s.replicas, ttft_ms=s.ttft_s * 1e3,
-        tpot_ms=s.tpot_s * 1e3, max_batch=s.batch, meets_slo=s.meets_slo,
+        name=w.name, model=arch.name, engine=job.engine, gpus=s.gpus, replicas=s.replicas,
+        tp=s.tp, pp=s.pp, ep=s.ep, memory_gib_per_gpu=s.memory_bytes / GIB, fits=s.fits,
+        kv_cache_tokens=s.kv_capacity_tokens,
+        output_tokens_per_second=top.tokens_per_s * s.replicas, ttft_ms=top.ttft_s * 1e3,
+        tpot_ms=top.tpot_s * 1e3, max_batch=top.batch, meets_slo=s.meets_slo,
+        operating_points=[
+            OperatingPoint(name="max-throughput", batch=top.batch,
+                           output_tokens_per_second=top.tokens_per_s * s.replicas,
+                           ttft_ms=top.ttft_s * 1e3, tpot_ms=top.tpot_s * 1e3),
+            OperatingPoint(name="latency", batch=1,
+                           output_tokens_per_second=low.tokens_per_s * s.replicas,
+                           ttft_ms=low.ttft_s * 1e3, tpot_ms=low.tpot_s * 1e3),
+        ],
         uncertainty=Uncertainty(low_pct=b.low_pct, high_pct=b.high_pct,
                                 similar_measurements=b.similar, calibrated=b.calibrated,
                                 regime=b.regime.text() if b.regime else "all rows"),
         seed=inference_seed(w.output_tokens, w.requests_per_minute, per_gpu), notes=notes,
     )
+
+
+def _inference_notes(fits: bool, weights: float, lay: Layout, meets: bool | None,
+                     node: Node) -> list[str]:
+    notes = []
+    if not fits:
+        notes.append(f"the weights alone ({weights / GIB:.0f} GiB per GPU at {lay.text()}) "
+                     "leave no room for a KV cache; pin a larger tp or pp")
+    if meets is False:
+        notes.append("no batch meets the latency SLOs on this GPU; reported at batch 1")
+    if lay.gpus > node.gpus:
+        notes.append(f"one replica spans {-(-lay.gpus // node.gpus)} nodes "
+                     f"({lay.text()}: TP inside a node, pipeline stages across nodes)")
+    return notes
 
 
 def size(

@@ -129,18 +129,22 @@ def training_block(t: TrainingEstimate) -> list[str]:
 
 
 def inference_block(i: InferenceEstimate) -> list[str]:
-    """Lines for one inference workload."""
+    """Lines for one inference workload: layout, KV capacity and both operating points."""
     slo = {None: "none given", True: "met", False: "MISSED"}[i.meets_slo]
+    layout = f"TP{i.tp} PP{i.pp}" + (f" EP{i.ep}" if i.ep > 1 else "")
     lines = [
-        f"{i.name}  [inference, {i.model}]",
-        _kv("GPUs", f"{i.gpus}  ({i.replicas} replica(s) x TP{i.tp} PP{i.pp})"),
+        f"{i.name}  [inference, {i.model}, {i.engine}]",
+        _kv("GPUs", f"{i.gpus}  ({i.replicas} replica(s) x {layout})"),
         _kv("memory per GPU",
             f"{i.memory_gib_per_gpu:.1f} GiB{'' if i.fits else '  DOES NOT FIT'}"),
-        _kv("batch per replica", f"{i.max_batch}"),
-        _kv("output tokens/s", f"{i.output_tokens_per_second:,.0f} (all replicas)"
-            f"{_band(i.uncertainty)}"),
-        _kv("latency", f"TTFT {i.ttft_ms:,.0f} ms, TPOT {i.tpot_ms:.1f} ms, SLO {slo}"),
+        _kv("KV cache", f"{i.kv_cache_tokens:,} tokens per replica"),
     ]
+    for p in i.operating_points:
+        band = _band(i.uncertainty) if p.name == "max-throughput" else ""
+        lines.append(_kv(f"{p.name}", f"batch {p.batch}: {p.output_tokens_per_second:,.0f} "
+                         f"output tokens/s{band}, TTFT {p.ttft_ms:,.0f} ms, "
+                         f"TPOT {p.tpot_ms:.1f} ms"))
+    lines.append(_kv("latency SLO", slo))
     if i.seed is not None and i.seed.gpus is not None:
         lines.append(_kv("seed rule", f"{i.seed.gpus:,.1f} GPUs  [{i.seed.note}]"))
     lines += [f"  note: {n}" for n in i.notes]

@@ -203,23 +203,39 @@ class TrainingEstimate(Frozen):
         return doc
 
 
+class OperatingPoint(Frozen):
+    """One operating point of a serving workload (all replicas)."""
+
+    name: Literal["max-throughput", "latency"] = Field(
+        description="max-throughput: the largest batch meeting the SLOs; latency: batch 1.")
+    batch: int = Field(description="Sequences in flight per replica.")
+    output_tokens_per_second: float
+    ttft_ms: float
+    tpot_ms: float
+
+
 class InferenceEstimate(Frozen):
     """Sizing answer for one inference workload."""
 
     name: str
     kind: Literal["inference"] = "inference"
     model: str
+    engine: str = "tensorrt-llm"
     gpus: int
     replicas: int
     tp: int
     pp: int = 1
+    ep: int = 1
     memory_gib_per_gpu: float
     fits: bool
+    kv_cache_tokens: int = Field(
+        default=0, description="KV-cache capacity of one replica in tokens (engine's rule).")
     output_tokens_per_second: float
     ttft_ms: float
     tpot_ms: float
     max_batch: int
     meets_slo: bool | None
+    operating_points: list[OperatingPoint] = Field(default_factory=list)
     uncertainty: Uncertainty | None = None
     seed: SeedEstimate | None = None
     notes: list[str] = Field(default_factory=list)
@@ -233,7 +249,7 @@ class InferenceEstimate(Frozen):
         """Every field, plus ``parallelism: {tp, pp}`` as the JSON contract has always had,
         and the uncertainty band under the contract's names."""
         doc: dict[str, Any] = json_data(self.model_dump(mode="python"))
-        doc["parallelism"] = {"tp": self.tp, "pp": self.pp}
+        doc["parallelism"] = {"tp": self.tp, "pp": self.pp, "ep": self.ep}
         u = self.uncertainty
         doc["uncertainty_pct"] = None if u is None else u.to_json()
         doc["calibrated"] = None if u is None else u.calibrated

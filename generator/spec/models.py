@@ -55,6 +55,7 @@ __all__ = [
     "Provisioning",
     "Recompute",
     "Scheduler",
+    "ServingEngine",
     "Spares",
     "Spec",
     "SpecModel",
@@ -224,11 +225,26 @@ class Parallelism(SpecModel):
     )
 
 
+class ServingEngine(StrEnum):
+    """Serving engines whose KV-cache sizing rule the model knows."""
+
+    tensorrt_llm = "tensorrt-llm"
+    vllm = "vllm"
+
+
 class InferenceParallelism(SpecModel):
     """Optional pins for an inference deployment."""
 
     tp: int | None = Field(default=None, ge=1, description="Tensor-parallel size per replica.")
-    pp: int | None = Field(default=None, ge=1, description="Pipeline stages per replica.")
+    pp: int | None = Field(
+        default=None, ge=1,
+        description="Pipeline stages per replica (across nodes when TP fills a node)."
+    )
+    ep: int | None = Field(
+        default=None, ge=1,
+        description="Expert-parallel size per replica (mixture-of-experts models; divides "
+                    "the experts and tp x pp); chosen when absent.",
+    )
 
 
 class Dataset(SpecModel):
@@ -307,6 +323,11 @@ class InferenceWorkload(SpecModel):
     framework: Framework | None = Field(
         default=None, description="Accepted for symmetry; inference uses the serving profile."
     )
+    engine: ServingEngine = Field(
+        default=ServingEngine.tensorrt_llm,
+        description="Serving engine, for its KV-cache rule: tensorrt-llm (0.9 of the memory "
+                    "free after weights) | vllm (gpu_memory_utilization 0.9 of the total).",
+    )
     input_tokens: int = Field(gt=0, description="Prompt tokens per request.")
     output_tokens: int = Field(gt=0, description="Generated tokens per request.")
     requests_per_minute: float | None = Field(
@@ -315,7 +336,7 @@ class InferenceWorkload(SpecModel):
     ttft_ms: float | None = Field(default=None, gt=0, description="SLO: time to first token.")
     tpot_ms: float | None = Field(default=None, gt=0, description="SLO: time per output token.")
     parallelism: InferenceParallelism = Field(
-        default_factory=InferenceParallelism, description="Optional pins: tp, pp."
+        default_factory=InferenceParallelism, description="Optional pins: tp, pp, ep."
     )
 
 

@@ -13,7 +13,8 @@
 #
 # Environment: PODPLAN_CLOUDLAB_CACHE (default /var/tmp/podplan-cloudlab-cache),
 # PODPLAN_CLOUDLAB_RUN (default /var/tmp/podplan-cloudlab-run), PODPLAN_LAB_MIRROR (default:
-# read from this machine's apt sources by tests/lab/labhelper.py).
+# read from this machine's apt sources by tests/lab/labhelper.py), PODPLAN_LAB_HOSTS_TMPFS
+# (the hosts' writable layers: tmpfs size, default 8g, or off).
 set -Eeuo pipefail
 shopt -s nullglob
 
@@ -31,114 +32,24 @@ IMAGE_PACKAGES=(cloud-init)      # what a cloud image carries besides the base s
 GPU_COUNT=8
 CG_NAME=podplan-cloudlab
 CG_HIERARCHIES=(/sys/fs/cgroup/systemd /sys/fs/cgroup/unified)
+HOSTS_TMPFS=${PODPLAN_LAB_HOSTS_TMPFS:-8g}  # the hosts' writable layers (lib/nspawn.sh)
 
-exec 3>&2
-log() { printf '[cloudlab %(%H:%M:%S)T] %s\n' -1 "$*" >&3; }
-die() { log "ERROR: $*"; exit 1; }
+LAB_TAG=cloudlab
+LAB_TOOLS=(systemd-nspawn debootstrap dpkg-scanpackages ip nsenter)
+# shellcheck source=SCRIPTDIR/../lab/lib/nspawn.sh
+. "$REPO/tests/lab/lib/nspawn.sh"
 
-need_root() {
-    [[ $(id -u) -eq 0 ]] || die "the lab needs root (namespaces, overlay mounts, systemd-nspawn)"
-    local tool
-    for tool in systemd-nspawn debootstrap dpkg-scanpackages ip nsenter; do
-        command -v "$tool" >/dev/null || die "missing tool: $tool"
-    done
-}
-
-packages() { grep -Ev '^[[:space:]]*(#|$)' "$HERE/packages.txt" | sort -u; }
-
-image_key() {
-    local mirror=$1
-    { echo "rev=$IMAGE_REV suite=$SUITE mirror=$mirror include=$BASE_INCLUDE ${IMAGE_PACKAGES[*]}"; packages; } |
-        sha256sum | cut -c1-16
-}
-
-# --- image: debootstrapped cloud image + offline apt repository, cached by key --------------
+# --- image: the shared Debian image (tests/lab/lib/nspawn.sh) as a cloud image -----------------
 
 cmd_image() {
     need_root
-    local mirror key dir tmp
-    mirror=${PODPLAN_LAB_MIRROR:-$(python3 "$REPO/tests/lab/labhelper.py" mirror "$SUITE")}
-    key=$(image_key "$mirror")
-    dir=$CACHE_ROOT/$key
-    if [[ -f $dir/.complete ]]; then
-        log "image cache hit: $dir"
-        echo "$dir"
-        return 0
-    fi
-    mkdir -p "$CACHE_ROOT"
-    tmp=$(mktemp -d "$CACHE_ROOT/.build.XXXXXX")
-    # shellcheck disable=SC2064  # expand now: the trap must remove this very directory
-    trap "chroot_umount '$tmp/rootfs'; rm -rf '$tmp'" EXIT
-    log "debootstrap $SUITE from $mirror (a minute or two)"
-    debootstrap --variant=minbase --include="$BASE_INCLUDE" "$SUITE" "$tmp/rootfs" "$mirror" \
-        >"$tmp/debootstrap.log" 2>&1 || { tail -n 30 "$tmp/debootstrap.log" >&2; die "debootstrap failed"; }
-    build_repo "$tmp/rootfs" "$tmp/repo"
-    finish_rootfs "$tmp/rootfs"
-    touch "$tmp/.complete"
-    rm -rf "$dir"
-    mv "$tmp" "$dir"
-    trap - EXIT
-    local old
-    for old in "$CACHE_ROOT"/*; do
-        [[ $old == "$dir" ]] || rm -rf "$old"
-    done
-    log "image ready: $dir"
-    echo "$dir"
-}
-
-chroot_umount() {
-    local root=$1 m
-    for m in "$root/proc" "$root/dev/pts" "$root/dev"; do
-        if mountpoint -q "$m" 2>/dev/null; then umount -l "$m"; fi
-    done
-}
-
-build_repo() {
-    local root=$1 repo=$2 f
-    log "downloading $(packages | wc -l) packages and their dependencies into the offline repo"
-    # The chroot borrows this machine's apt sources for the download only (updates and
-    # security included): the nodes install what a real Debian 12 host would.
-    rm -f "$root/etc/apt/sources.list"
-    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
-        [[ -f $f ]] && cp "$f" "$root/etc/apt/sources.list.d/host-$(basename "$f")"
-    done
-    mount -t proc proc "$root/proc"
-    local pkgs
-    mapfile -t pkgs < <(packages)
-    chroot "$root" apt-get -qq update
-    # cloud-init belongs to the image (a cloud image ships it); nothing may start in the chroot.
-    printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
-    chmod 755 "$root/usr/sbin/policy-rc.d"
-    chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get -qq install -y \
-        --no-install-recommends "${IMAGE_PACKAGES[@]}" >/dev/null
-    rm -f "$root/usr/sbin/policy-rc.d"
-    chroot "$root" apt-get clean
-    chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get -qq install -y --download-only \
-        --no-install-recommends "${pkgs[@]}" >/dev/null
-    chroot_umount "$root"
-    mkdir -p "$repo"
-    mv "$root"/var/cache/apt/archives/*.deb "$repo/"
-    (cd "$repo" && dpkg-scanpackages --multiversion . /dev/null >Packages 2>/dev/null)
-    log "offline repo: $(find "$repo" -name '*.deb' | wc -l) packages, $(du -sh "$repo" | cut -f1)"
-    rm -f "$root"/etc/apt/sources.list.d/host-*
-    chroot "$root" apt-get clean
-    rm -rf "$root"/var/lib/apt/lists/*
+    lab_image
 }
 
 finish_rootfs() {
-    local root=$1 unit
-    # The "distribution mirror" of the lab: the offline repository, bound in read-only.
-    echo 'deb [trusted=yes] file:/srv/localrepo ./' >"$root/etc/apt/sources.list.d/podplan-lab.list"
-    mkdir -p "$root/srv/localrepo" "$root/srv/podplan-lab/cloud" "$root/srv/podplan-lab/stubs" \
-        "$root/srv/podplan-lab/shared"
-    : >"$root/etc/machine-id"
-    rm -f "$root/etc/hostname" "$root/var/lib/dbus/machine-id"
-    printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
-    printf '# podplan cloud lab: no DNS\n' >"$root/etc/resolv.conf"
-    for unit in apt-daily.timer apt-daily-upgrade.timer apt-daily.service apt-daily-upgrade.service \
-        e2scrub_all.timer fstrim.timer; do
-        ln -sf /dev/null "$root/etc/systemd/system/$unit"
-    done
+    local root=$1
+    base_rootfs "$root" '# podplan cloud lab: no DNS'
+    mkdir -p "$root/srv/podplan-lab/cloud" "$root/srv/podplan-lab/stubs" "$root/srv/podplan-lab/shared"
     # What a cloud image's own cloud-init configuration says: where its datasource is, that
     # the platform (here: the lab) configures the network, the image's locale (minbase has
     # none generated but C.UTF-8), and that its apt sources are already right. None of it is
@@ -164,59 +75,29 @@ cmd_up() {
     cmd_down quiet
     local img
     img=$(cmd_image)
-    trap 'exit 130' INT TERM
-    trap 'rc=$?; if ((rc != 0)); then log "lab up failed; tearing down"; cmd_down quiet; fi' EXIT
-    mkdir -p "$RUN/c" "$RUN/fakedev" "$RUN/shared"
-    echo "$img" >"$RUN/image"
-    local i
-    for ((i = 0; i < GPU_COUNT; i++)); do mknod -m 666 "$RUN/fakedev/nvidia$i" c 195 "$i"; done
+    lab_up_begin "$img"
 
-    ip netns add "$NS-br"
-    ip -n "$NS-br" link set lo up
-    ip -n "$NS-br" link add br0 type bridge
-    ip -n "$NS-br" link set br0 up
-
-    local name addr cidr n=0 binds=()
-    for ((i = 0; i < GPU_COUNT; i++)); do binds+=("--bind-ro=$RUN/fakedev/nvidia$i:/dev/nvidia$i"); done
+    local name addr cidr n=0
     for name in $(hosts "$seeds"); do
         n=$((n + 1))
         cidr=$(cat "$seeds/$name/address")
         addr=${cidr%/*}
         [[ $addr == "$NET".* && $cidr == */* ]] ||
             die "$name: address $cidr is not an address/prefix in the lab network $NET.0/24"
-        local c=$RUN/c/$name
-        mkdir -p "$c/upper" "$c/work" "$c/root"
-        ip netns add "$NS-$name"
-        ip -n "$NS-br" link add "vh$n" type veth peer name eth0 netns "$NS-$name"
-        ip -n "$NS-br" link set "vh$n" master br0 up
-        ip -n "$NS-$name" link set lo up
-        ip -n "$NS-$name" addr add "$cidr" dev eth0
-        ip -n "$NS-$name" link set eth0 up
-        mount -t overlay overlay -o "lowerdir=$img/rootfs,upperdir=$c/upper,workdir=$c/work" "$c/root"
-        systemd-id128 new >"$c/root/etc/machine-id"
+        lab_netns "$name" "vh$n" "$cidr"
+        lab_rootfs "$name"
+        local root=$RUN/c/$name/root
         # The NoCloud seed: exactly the files the test prepared (user data untouched).
-        mkdir -p "$c/root/var/lib/cloud/seed/nocloud"
-        cp "$seeds/$name/nocloud/"* "$c/root/var/lib/cloud/seed/nocloud/"
+        mkdir -p "$root/var/lib/cloud/seed/nocloud"
+        cp "$seeds/$name/nocloud/"* "$root/var/lib/cloud/seed/nocloud/"
         local extra=(--hostname="$name")
         if [[ -s $seeds/$name/hostname ]]; then extra=(--hostname="$(cat "$seeds/$name/hostname")"); fi
         # The lab's "cloud" for this instance: its name, its secret store, its fabric devices.
         if [[ -d $seeds/$name/cloud ]]; then
             extra+=("--bind-ro=$seeds/$name/cloud:/srv/podplan-lab/cloud")
         fi
-        local cgs=() hier
-        for hier in "${CG_HIERARCHIES[@]}"; do
-            if [[ -d $hier ]]; then mkdir -p "$hier/$CG_NAME/$name"; cgs+=("$hier/$CG_NAME/$name"); fi
-        done
-        (
-            for hier in "${cgs[@]}"; do echo "$BASHPID" >"$hier/cgroup.procs"; done
-            exec setsid systemd-nspawn --quiet -D "$c/root" --boot --machine="$name" \
-                --register=no --keep-unit --console=passive \
-                --network-namespace-path="/run/netns/$NS-$name" \
-                --bind-ro="$img/repo:/srv/localrepo" --bind-ro="$HERE/stubs:/srv/podplan-lab/stubs" \
-                --bind="$RUN/shared:/srv/podplan-lab/shared" \
-                "${binds[@]}" "${extra[@]}"
-        ) </dev/null >"$c/nspawn.log" 2>&1 3>&- &
-        echo $! >"$c/pid"
+        lab_boot "$name" --bind-ro="$HERE/stubs:/srv/podplan-lab/stubs" \
+            --bind="$RUN/shared:/srv/podplan-lab/shared" "${extra[@]}"
         echo "$name $addr" >>"$RUN/hosts.txt"
         if [[ -s $seeds/$name/cloud/name ]]; then cat "$seeds/$name/cloud/name" >>"$RUN/node-names.txt"; fi
     done
@@ -254,9 +135,7 @@ wait_booted() {
         # Booted = systemd answers (running, degraded, or still starting cloud-init's units).
         until in_host "$name" systemctl is-system-running >/dev/null 2>&1 ||
             [[ $(in_host "$name" systemctl is-system-running 2>/dev/null) =~ ^(starting|degraded|running)$ ]]; do
-            kill -0 "$(cat "$RUN/c/$name/pid")" 2>/dev/null ||
-                { cat "$RUN/c/$name/nspawn.log" >&2; die "container $name exited during boot"; }
-            ((SECONDS < deadline)) || die "container $name ($addr) did not boot in 120 s"
+            lab_still_booting "$name" "$deadline" "($addr) did not boot in 120 s"
             sleep 0.5
         done
     done <"$RUN/hosts.txt"
@@ -269,54 +148,9 @@ cmd_exec() {
     in_host "$name" "$@"
 }
 
-cmd_down() {
-    local quiet=${1:-} c pid ns deadline
-    [[ $(id -u) -eq 0 ]] || die "the lab needs root"
-    for c in "$RUN"/c/*/; do
-        pid=$(cat "$c/pid" 2>/dev/null || true)
-        if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then kill -TERM "$pid" 2>/dev/null || true; fi
-    done
-    deadline=$((SECONDS + 20))
-    for c in "$RUN"/c/*/; do
-        pid=$(cat "$c/pid" 2>/dev/null || true)
-        [[ -n $pid ]] || continue
-        while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
-        if kill -0 "$pid" 2>/dev/null; then
-            log "container $(basename "$c") ignored SIGTERM; killing nspawn pid $pid"
-            kill -KILL "$pid" 2>/dev/null || true
-        fi
-    done
-    for ns in $(ip netns list 2>/dev/null | awk -v p="^$NS-" '$1 ~ p {print $1}'); do
-        for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; done
-    done
-    sleep 0.2
-    for ns in $(ip netns list 2>/dev/null | awk -v p="^$NS-" '$1 ~ p {print $1}'); do
-        ip netns del "$ns" 2>/dev/null || log "could not delete namespace $ns"
-    done
-    for c in "$RUN"/c/*/; do
-        if mountpoint -q "$c/root"; then umount "$c/root" 2>/dev/null || umount -l "$c/root"; fi
-    done
-    # Slurm's cgroups of the lab's nodes (slurm_<node> in each v1 controller: the vendor data
-    # makes the controllers writable so that production's cgroup plugins run).
-    local node dir
-    if [[ -f $RUN/node-names.txt ]]; then
-        while read -r node; do
-            for dir in /sys/fs/cgroup/*/slurm_"$node"; do
-                find "$dir" -depth -type d -exec rmdir {} + 2>/dev/null || true
-                [[ ! -d $dir ]] || log "could not remove $dir (processes left?)"
-            done
-        done <"$RUN/node-names.txt"
-    fi
-    local hier top
-    for hier in "${CG_HIERARCHIES[@]}"; do
-        top=$hier/$CG_NAME
-        [[ -d $top ]] || continue
-        find "$top" -depth -type d -exec rmdir {} + 2>/dev/null || true
-        [[ ! -d $top ]] || log "could not remove every cgroup under $top (processes left?)"
-    done
-    rm -rf "$RUN"
-    [[ -n $quiet ]] || log "lab is down"
-}
+# node-names.txt: the nodes' Slurm names, whose slurm_<node> cgroups slurmd made in the v1
+# controllers (the vendor data makes them writable so that production's cgroup plugins run).
+cmd_down() { lab_down "${1:-}" "$RUN/node-names.txt"; }
 
 case ${1:-} in
 image) cmd_image ;;

@@ -15,7 +15,8 @@
 #
 # Environment: PODPLAN_LAB_CACHE (default /var/tmp/podplan-lab-cache),
 # PODPLAN_LAB_RUN (default /var/tmp/podplan-lab-run), PODPLAN_LAB_MIRROR (default: read
-# from this machine's apt sources), PODPLAN_LAB_NS (namespace prefix, default pplab).
+# from this machine's apt sources), PODPLAN_LAB_NS (namespace prefix, default pplab),
+# PODPLAN_LAB_HOSTS_TMPFS (the hosts' writable layers: tmpfs size, default 8g, or off).
 set -Eeuo pipefail
 shopt -s nullglob
 
@@ -33,121 +34,35 @@ BASE_INCLUDE=systemd,systemd-sysv,dbus,openssh-server,python3,python3-apt,iprout
 GPU_COUNT=8
 CG_NAME=podplan-lab${PODPLAN_LAB_NS:+-$PODPLAN_LAB_NS}  # the lab's cgroup subtree below
 CG_HIERARCHIES=(/sys/fs/cgroup/systemd /sys/fs/cgroup/unified)
+HOSTS_TMPFS=${PODPLAN_LAB_HOSTS_TMPFS:-8g}  # the hosts' writable layers (lib/nspawn.sh)
 # Ordinary (non-root) users in every container, for jobs, pam_slurm_adopt and enroot:
 # alice gets an account in the lab's accounts file, bob deliberately none.
 LAB_USERS=(alice:2001 bob:2002)
 
-# Messages go to fd 3, a copy of the original stderr, so that they stay visible when a
-# trap fires while a command's stderr is redirected.
-exec 3>&2
-log() { printf '[lab %(%H:%M:%S)T] %s\n' -1 "$*" >&3; }
-die() { log "ERROR: $*"; exit 1; }
+LAB_TAG=lab
+LAB_TOOLS=(systemd-nspawn debootstrap dpkg-scanpackages ip ssh ssh-keygen)
+IMAGE_PACKAGES=()             # the Slurm lab's image carries only the base system
+# shellcheck source=SCRIPTDIR/lib/nspawn.sh
+. "$HERE/lib/nspawn.sh"
 
-need_root() {
-    [[ $(id -u) -eq 0 ]] || die "the lab needs root (namespaces, overlay mounts, systemd-nspawn)"
-    local tool
-    for tool in systemd-nspawn debootstrap dpkg-scanpackages ip ssh ssh-keygen; do
-        command -v "$tool" >/dev/null || die "missing tool: $tool"
-    done
-}
-
-packages() { grep -Ev '^[[:space:]]*(#|$)' "$HERE/packages.txt" | sort -u; }
-
-image_key() {
-    local mirror=$1
-    { echo "rev=$IMAGE_REV suite=$SUITE mirror=$mirror include=$BASE_INCLUDE"; packages; } |
-        sha256sum | cut -c1-16
-}
-
-# --- image: debootstrapped rootfs + offline apt repository, cached by key -------------------
+# --- image: the shared Debian image (lib/nspawn.sh) plus the Slurm lab's touches ---------------
 
 cmd_image() {
     need_root
-    local mirror key dir tmp
-    mirror=${PODPLAN_LAB_MIRROR:-$(python3 "$HERE/labhelper.py" mirror "$SUITE")}
-    key=$(image_key "$mirror")
-    dir=$CACHE_ROOT/$key
-    if [[ -f $dir/.complete ]]; then
-        log "image cache hit: $dir"
-        echo "$dir"
-        return 0
-    fi
-    mkdir -p "$CACHE_ROOT"
-    tmp=$(mktemp -d "$CACHE_ROOT/.build.XXXXXX")
-    # shellcheck disable=SC2064  # expand now: the trap must remove this very directory
-    trap "chroot_umount '$tmp/rootfs'; rm -rf '$tmp'" EXIT
-    log "debootstrap $SUITE from $mirror (about a minute)"
-    debootstrap --variant=minbase --include="$BASE_INCLUDE" "$SUITE" "$tmp/rootfs" "$mirror" \
-        >"$tmp/debootstrap.log" 2>&1 || { tail -n 30 "$tmp/debootstrap.log" >&2; die "debootstrap failed"; }
-    build_repo "$tmp/rootfs" "$tmp/repo"
-    finish_rootfs "$tmp/rootfs"
-    touch "$tmp/.complete"
-    rm -rf "$dir"
-    mv "$tmp" "$dir"
-    trap - EXIT
-    # Keep only the current image: an old key is never used again.
-    local old
-    for old in "$CACHE_ROOT"/*; do
-        [[ $old == "$dir" ]] || rm -rf "$old"
-    done
-    log "image ready: $dir"
-    echo "$dir"
+    lab_image
 }
 
-chroot_umount() {
-    local root=$1 m
-    for m in "$root/proc" "$root/dev/pts" "$root/dev"; do
-        if mountpoint -q "$m" 2>/dev/null; then umount -l "$m"; fi
-    done
-}
-
-build_repo() {
-    local root=$1 repo=$2 f
-    log "downloading $(packages | wc -l) packages and their dependencies into the offline repo"
-    # The chroot borrows this machine's apt sources for the download only (updates and
-    # security included, so the lab gets the same versions as a real host would).
-    rm -f "$root/etc/apt/sources.list"
-    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
-        [[ -f $f ]] && cp "$f" "$root/etc/apt/sources.list.d/host-$(basename "$f")"
-    done
-    # Files that this machine has switched off (other suffixes) are not copied.
-    mount -t proc proc "$root/proc"
-    local pkgs
-    mapfile -t pkgs < <(packages)
-    chroot "$root" apt-get -qq update
-    chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get -qq install -y --download-only \
-        --no-install-recommends "${pkgs[@]}" >/dev/null
-    chroot_umount "$root"
-    mkdir -p "$repo"
-    mv "$root"/var/cache/apt/archives/*.deb "$repo/"
-    (cd "$repo" && dpkg-scanpackages --multiversion . /dev/null >Packages 2>/dev/null)
-    log "offline repo: $(find "$repo" -name '*.deb' | wc -l) packages, $(du -sh "$repo" | cut -f1)"
-    rm -f "$root"/etc/apt/sources.list.d/host-*
-    chroot "$root" apt-get clean
-    rm -rf "$root"/var/lib/apt/lists/*
+finish_rootfs() {
+    local root=$1
     # apt's cache_valid_time looks at these times: make the empty cache look stale, so the
     # playbook's first apt task refreshes it from the offline repo.
     rm -f "$root/var/lib/apt/periodic/update-success-stamp"
     touch -d @0 "$root/var/lib/apt/lists"
-}
-
-finish_rootfs() {
-    local root=$1 unit
-    echo 'deb [trusted=yes] file:/srv/localrepo ./' >"$root/etc/apt/sources.list.d/podplan-lab.list"
-    mkdir -p "$root/srv/localrepo" "$root/root/.ssh"
-    chmod 700 "$root/root/.ssh"
-    # Every container gets its own identity at boot (lab.sh up writes these per host).
-    : >"$root/etc/machine-id"
-    rm -f "$root/etc/hostname" "$root/var/lib/dbus/machine-id"
-    printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
     # No DNS inside the lab (debootstrap copied this machine's resolver): names come from
     # /etc/hosts, which the playbook's cluster_hosts role fills in.
-    printf '# podplan lab: no DNS; see /etc/hosts\n' >"$root/etc/resolv.conf"
-    # Nothing may take the dpkg lock behind the playbook's back.
-    for unit in apt-daily.timer apt-daily-upgrade.timer apt-daily.service apt-daily-upgrade.service \
-        e2scrub_all.timer fstrim.timer; do
-        ln -sf /dev/null "$root/etc/systemd/system/$unit"
-    done
+    base_rootfs "$root" '# podplan lab: no DNS; see /etc/hosts'
+    mkdir -p "$root/root/.ssh"
+    chmod 700 "$root/root/.ssh"
     cat >"$root/etc/ssh/sshd_config.d/podplan-lab.conf" <<'EOF'
 PermitRootLogin prohibit-password
 PasswordAuthentication no
@@ -174,33 +89,15 @@ cmd_up() {
     cmd_down quiet
     local img
     img=$(cmd_image)
-    # Any failure (or signal) from here on tears down whatever was already started.
-    trap 'exit 130' INT TERM
-    trap 'rc=$?; if ((rc != 0)); then log "lab up failed; tearing down"; cmd_down quiet; fi' EXIT
-    mkdir -p "$RUN/c" "$RUN/fakedev" "$RUN/shared"
+    lab_up_begin "$img"
     python3 "$HERE/labhelper.py" hosts "$inventory" >"$RUN/hosts.txt"
-    echo "$img" >"$RUN/image"
     ssh-keygen -q -t ed25519 -N '' -C podplan-lab -f "$RUN/id_ed25519"
-    local i
-    for ((i = 0; i < GPU_COUNT; i++)); do
-        mknod -m 666 "$RUN/fakedev/nvidia$i" c 195 "$i"
-    done
-
-    ip netns add "$NS-br"
-    ip -n "$NS-br" link set lo up
-    ip -n "$NS-br" link add br0 type bridge
-    ip -n "$NS-br" link set br0 up
-    ip netns add "$NS-ops"
-    ip -n "$NS-br" link add vops type veth peer name eth0 netns "$NS-ops"
-    ip -n "$NS-br" link set vops master br0 up
-    ip -n "$NS-ops" link set lo up
-    ip -n "$NS-ops" addr add "$OPS_ADDR/24" dev eth0
-    ip -n "$NS-ops" link set eth0 up
+    lab_netns ops vops "$OPS_ADDR/24"
 
     local name addr frontend rails n=0
     while read -r name addr frontend rails; do
         n=$((n + 1))
-        boot_host "$img" "$n" "$name" "$addr" "$frontend" "$rails"
+        boot_host "$n" "$name" "$addr" "$frontend" "$rails"
     done <"$RUN/hosts.txt"
     log "booting $n containers"
     wait_ssh
@@ -208,55 +105,27 @@ cmd_up() {
     trap - EXIT INT TERM
 }
 
-# Boot one container: its namespace joined to the bridge as veth vh<N>, the stand-in
-# links, an overlay on the image, its identity and keys, then systemd-nspawn in the
+# Boot one container (lib/nspawn.sh): its namespace joined to the bridge as veth vh<N>, the
+# stand-in links, an overlay on the image, its identity and keys, then systemd-nspawn in the
 # background (its pid in $RUN/c/<name>/pid).
 boot_host() {
-    local img=$1 n=$2 name=$3 addr=$4 frontend=$5 rails=$6 i binds=()
-    for ((i = 0; i < GPU_COUNT; i++)); do
-        binds+=("--bind-ro=$RUN/fakedev/nvidia$i:/dev/nvidia$i")
-    done
-    local c=$RUN/c/$name
-    mkdir -p "$c/upper" "$c/work" "$c/root"
-    ip netns add "$NS-$name"
-    ip -n "$NS-br" link add "vh$n" type veth peer name eth0 netns "$NS-$name"
-    ip -n "$NS-br" link set "vh$n" master br0 up
-    ip -n "$NS-$name" link set lo up
-    ip -n "$NS-$name" addr add "$addr/24" dev eth0
-    ip -n "$NS-$name" link set eth0 up
+    local n=$1 name=$2 addr=$3 frontend=$4 rails=$5
+    lab_netns "$name" "vh$n" "$addr/24"
     add_stand_ins "$name" "$frontend" "$rails"
-    mount -t overlay overlay -o "lowerdir=$img/rootfs,upperdir=$c/upper,workdir=$c/work" "$c/root"
-    echo "$name" >"$c/root/etc/hostname"
-    systemd-id128 new >"$c/root/etc/machine-id"
-    install -m 600 "$RUN/id_ed25519.pub" "$c/root/root/.ssh/authorized_keys"
-    writable_cgroups "$c/root"
-    local user
+    lab_rootfs "$name"
+    local root=$RUN/c/$name/root user
+    echo "$name" >"$root/etc/hostname"
+    install -m 600 "$RUN/id_ed25519.pub" "$root/root/.ssh/authorized_keys"
+    writable_cgroups "$root"
     for user in "${LAB_USERS[@]}"; do
         install -m 600 -o "${user#*:}" -g "${user#*:}" "$RUN/id_ed25519.pub" \
-            "$c/root/home/${user%%:*}/.ssh/authorized_keys"
+            "$root/home/${user%%:*}/.ssh/authorized_keys"
     done
-    # Each container gets its own cgroup (name=systemd and unified hierarchies): with
-    # --keep-unit, nspawn puts its supervisor and payload below the caller's cgroup, and
-    # containers started from one cgroup would share a payload tree.
-    local cgs=() hier
-    for hier in "${CG_HIERARCHIES[@]}"; do
-        if [[ -d $hier ]]; then mkdir -p "$hier/$CG_NAME/$name"; cgs+=("$hier/$CG_NAME/$name"); fi
-    done
-    (
-        for hier in "${cgs[@]}"; do echo "$BASHPID" >"$hier/cgroup.procs"; done
-        # CAP_NET_ADMIN (on the container's own network namespace) for systemd-networkd;
-        # /shared stands in for the NFS export (StateSaveLocation); the stub GPU and
-        # fabric tools of the acceptance ladder (tests/lab/stubs) are read-only.
-        exec setsid systemd-nspawn --quiet -D "$c/root" \
-            --boot --machine="$name" --hostname="$name" \
-            --register=no --keep-unit --console=passive \
-            --network-namespace-path="/run/netns/$NS-$name" \
-            --capability=CAP_NET_ADMIN \
-            --bind="$RUN/shared:/shared" \
-            --bind-ro="$HERE/stubs:/usr/local/libexec/podplan-stubs" \
-            --bind-ro="$img/repo:/srv/localrepo" "${binds[@]}"
-    ) </dev/null >"$c/nspawn.log" 2>&1 3>&- &
-    echo $! >"$c/pid"
+    # CAP_NET_ADMIN (on the container's own network namespace) for systemd-networkd;
+    # /shared stands in for the NFS export (StateSaveLocation); the stub GPU and fabric
+    # tools of the acceptance ladder (tests/lab/stubs) are read-only.
+    lab_boot "$name" --hostname="$name" --capability=CAP_NET_ADMIN --bind="$RUN/shared:/shared" \
+        --bind-ro="$HERE/stubs:/usr/local/libexec/podplan-stubs"
 }
 
 # Racking new machines into the running lab: boot a container for every host of
@@ -265,8 +134,7 @@ cmd_add() {
     need_root
     local inventory=${1:?usage: lab.sh add INVENTORY_DIR}
     [[ -f $RUN/hosts.txt ]] || die "no lab is up (lab.sh up first)"
-    local img n name addr frontend rails added=()
-    img=$(cat "$RUN/image")
+    local n name addr frontend rails added=()
     n=$(wc -l <"$RUN/hosts.txt")
     while read -r name addr frontend rails; do
         if awk -v h="$name" '$1 == h {found = 1} END {exit !found}' "$RUN/hosts.txt"; then
@@ -276,7 +144,7 @@ cmd_add() {
         fi
         n=$((n + 1))
         echo "$name $addr $frontend $rails" >>"$RUN/hosts.txt"
-        boot_host "$img" "$n" "$name" "$addr" "$frontend" "$rails"
+        boot_host "$n" "$name" "$addr" "$frontend" "$rails"
         added+=("$name")
     done < <(python3 "$HERE/labhelper.py" hosts "$inventory")
     ((${#added[@]})) || { log "no new hosts in $inventory"; return 0; }
@@ -338,72 +206,14 @@ wait_ssh() {
         until ns_exec ops ssh "${SSH_OPTS[@]}" "root@$addr" \
             's=$(systemctl is-system-running --wait 2>/dev/null); [ "$s" = running ] || [ "$s" = degraded ]' \
             </dev/null 2>/dev/null; do
-            kill -0 "$(cat "$RUN/c/$name/pid")" 2>/dev/null ||
-                { cat "$RUN/c/$name/nspawn.log" >&2; die "container $name exited during boot"; }
-            ((SECONDS < deadline)) || die "container $name ($addr) not reachable over ssh after 120 s"
+            lab_still_booting "$name" "$deadline" "($addr) not reachable over ssh after 120 s"
             sleep 0.5
         done
     done <"$RUN/hosts.txt"
 }
 
-cmd_down() {
-    local quiet=${1:-} c pid ns deadline
-    [[ $(id -u) -eq 0 ]] || die "the lab needs root"
-    # 1. Ask every container to shut down (SIGTERM to systemd-nspawn = clean poweroff).
-    for c in "$RUN"/c/*/; do
-        pid=$(cat "$c/pid" 2>/dev/null || true)
-        if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then kill -TERM "$pid" 2>/dev/null || true; fi
-    done
-    deadline=$((SECONDS + 20))
-    for c in "$RUN"/c/*/; do
-        pid=$(cat "$c/pid" 2>/dev/null || true)
-        [[ -n $pid ]] || continue
-        while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
-        if kill -0 "$pid" 2>/dev/null; then
-            log "container $(basename "$c") ignored SIGTERM; killing nspawn pid $pid"
-            kill -KILL "$pid" 2>/dev/null || true
-        fi
-    done
-    [[ -n $quiet ]] || log "containers stopped"
-    # 2. Anything still living in a lab namespace (the ssh control masters of the control
-    #    node, a stuck container payload) is killed by namespace, then the namespaces go.
-    for ns in $(ip netns list 2>/dev/null | awk -v p="^$NS-" '$1 ~ p {print $1}'); do
-        for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; done
-    done
-    sleep 0.2
-    for ns in $(ip netns list 2>/dev/null | awk -v p="^$NS-" '$1 ~ p {print $1}'); do
-        ip netns del "$ns" 2>/dev/null || log "could not delete namespace $ns"
-    done
-    [[ -n $quiet ]] || log "namespaces deleted"
-    # 3. Overlays.
-    for c in "$RUN"/c/*/; do
-        if mountpoint -q "$c/root"; then umount "$c/root" 2>/dev/null || umount -l "$c/root"; fi
-    done
-    # 4. cgroups the containers' systemd (or slurmd) created and left behind.
-    [[ -n $quiet ]] || log "overlays unmounted"
-    cleanup_cgroups
-    rm -rf "$RUN"
-    [[ -n $quiet ]] || log "lab is down"
-}
-
-cleanup_cgroups() {
-    # The lab's own subtree: <hierarchy>/podplan-lab/<host>/{supervisor,payload/...}, and the
-    # slurm_<host> trees slurmd made in the v1 controllers for this lab's hosts.
-    local hier top name
-    if [[ -f $RUN/hosts.txt ]]; then
-        while read -r name _; do
-            for top in /sys/fs/cgroup/{freezer,devices,cpuset,memory,cpu,cpuacct,pids,systemd}/slurm_"$name"; do
-                [[ -d $top ]] && find "$top" -depth -type d -exec rmdir {} + 2>/dev/null
-            done
-        done <"$RUN/hosts.txt"
-    fi
-    for hier in "${CG_HIERARCHIES[@]}"; do
-        top=$hier/$CG_NAME
-        [[ -d $top ]] || continue
-        find "$top" -depth -type d -exec rmdir {} + 2>/dev/null || true
-        [[ ! -d $top ]] || log "could not remove every cgroup under $top (processes left?)"
-    done
-}
+# hosts.txt names the hosts, whose slurm_<host> cgroups slurmd made in the v1 controllers.
+cmd_down() { lab_down "${1:-}" "$RUN/hosts.txt"; }
 
 cmd_ops() { need_root; ns_exec ops "$@"; }
 
@@ -443,5 +253,5 @@ down) cmd_down ;;
 ops) shift; cmd_ops "$@" ;;
 playbook) shift; cmd_playbook "$@" ;;
 ssh) shift; cmd_ssh "$@" ;;
-*) sed -n '2,17p' "$0" >&2; exit 2 ;;
+*) sed -n '2,19p' "$0" >&2; exit 2 ;;
 esac

@@ -5,9 +5,10 @@ leave-one-source-out (each publication predicted by a refit that never saw it) m
 <= 12 % with >= 75 % within. The in-sample figures are recomputed here; the cross-validated
 ones take ~15 CPU-minutes, so ``benchmarks/fit.py`` records them per fit stage in
 uncertainty.yaml and this test holds the file to the data (same rows per stage) and to what
-the model achieved, and replays one fold of each stage for real. MoE training (its own fit
-stage) misses issue 13's targets; it is held to what it reaches. Rows the model cannot
-reach are named with their reasons and held to a looser bound, so a regression still fails.
+the model achieved, and replays one fold of each stage for real. MoE training and inference
+(their own fit stages) miss issue 13's targets; each is held to what it reaches. Rows the
+model cannot reach are named with their reasons and held to a looser bound, so a regression
+still fails.
 """
 
 from __future__ import annotations
@@ -18,15 +19,24 @@ from functools import cache
 import pytest
 import yaml
 
-from benchmarks.accuracy import dense, evaluate, is_moe, summary
-from benchmarks.calibration import load_rows
-from benchmarks.crossval import STAGES, Budget, Row, held_out
+from benchmarks.accuracy import evaluate, summary
+from benchmarks.calibration import load_rows, unscored_rows
+from benchmarks.crossval import (
+    STAGES,
+    Budget,
+    Row,
+    held_out,
+    is_dense_case,
+    is_inference_case,
+    is_moe_case,
+)
+from generator.sizing.model.efficiency import default_efficiency
 from generator.sizing.uncertainty import UNCERTAINTY_FILE
 
 IN_SAMPLE_MEDIAN = 0.08
 IN_SAMPLE_WITHIN20 = 0.85
 LOSO_MEDIAN = 0.12
-"""Leave-one-source-out targets (the shipped fit reaches 10.7 % and 77 %, recorded in
+"""Leave-one-source-out targets (the shipped fit reaches 11.5 % and 76 %, recorded in
 uncertainty.yaml by benchmarks/fit.py)."""
 LOSO_WITHIN20 = 0.75
 ROW_LIMIT = 0.35
@@ -51,6 +61,33 @@ KNOWN_MISSES = {
     "T044": HF_FIXED_COST,
     "T054": "Oracle's MLPerf v5.0 LoRA run is 30 % slower than Azure's identical one (T053)",
 }
+"""Dense training rows beyond ROW_LIMIT and why; held to KNOWN_MISS_LIMIT."""
+INFERENCE_MEDIAN = 0.135
+INFERENCE_WITHIN20 = 0.65
+"""In-sample on the 61 scored inference rows (the shipped fit: 12.9 %, 69 %): issue 13's
+targets are missed, the misses are named below; these hold the figures against regression."""
+INFERENCE_LOSO_MEDIAN = 0.16
+INFERENCE_LOSO_WITHIN20 = 0.58
+"""The inference stage cross-validated (15.3 %, 59 %): five publications, one of which
+(TensorRT-LLM's performance overview) holds 28 of the 61 rows."""
+INFERENCE_ROW_LIMIT = 0.40
+LLAMA4_H100 = (
+    "TensorRT-LLM v1.0's Llama 4 {} on H100 runs at 0.6x what the roofline fitted on the "
+    "same table's Qwen3-235B and Mixtral rows gives, while Maverick on H200 (I23, I24) is "
+    "within 12 %: likely a smaller KV/batch than the engine rule gives beside the 50 GB of "
+    "FP8 weights per GPU (attention-DP buffers, not modelled)"
+)
+INFERENCE_MISSES = {
+    **{i: LLAMA4_H100.format("Maverick (TP8)") for i in ("I13", "I14", "I15", "I16")},
+    **{i: LLAMA4_H100.format("Scout (TP4)") for i in ("I17", "I18", "I19", "I20")},
+    "I48": "TensorRT-LLM 0.14 + Triton, 500 requests sent at once: 1.5x slower than the "
+           "prefill-then-decode burst model says, where the same table's 467/256 burst (I43) "
+           "is within 10 %; per-request serving overhead of that Triton release",
+    "I56": "DeepSeek-R1 with EP8 and attention DP on 8 H200 at 1,024 concurrent requests: "
+           "TensorRT-LLM's blog tuning (DeepEP-style dispatch, MLA kernels) runs 1.9x the "
+           "throughput of the roofline fitted on the other MoE rows; the only MLA serving row",
+}
+"""Inference rows beyond INFERENCE_ROW_LIMIT and why; held to KNOWN_MISS_LIMIT."""
 
 
 @pytest.fixture(scope="module")
@@ -66,22 +103,47 @@ def recorded() -> dict[str, dict[str, float]]:
             for k, v in doc["scores"].items() if isinstance(v, dict)}
 
 
-def test_every_row_is_predicted(rows: list[Row]) -> None:
-    assert len(rows) == len(load_rows()) >= 125
+def test_every_row_is_predicted_or_named(rows: list[Row]) -> None:
+    """Every row is scored, or listed with the reason the engine cannot express it yet."""
+    unscored = unscored_rows(default_efficiency())
+    assert len(rows) + len(unscored) == len(load_rows()) >= 220
     assert sum(r.case.inference is None for r in rows) >= 100
+    assert sum(r.case.inference is not None for r in rows) >= 60
+    moe_serving = {r.case.id for r in rows if r.case.inference is not None
+                   and r.case.inference.moe}
+    assert {"I9", "I13", "I17", "I21", "I56"} <= moe_serving  # Qwen3, Llama 4, DeepSeek-R1
     assert all(math.isfinite(r.prediction.value) and r.prediction.value > 0 for r in rows)
+    assert all(why for _, why in unscored)
+
+
+def test_inference_in_sample(rows: list[Row]) -> None:
+    s = summary([r for r in rows if is_inference_case(r.case)])
+    assert s["median"] <= INFERENCE_MEDIAN
+    assert s["within20"] >= INFERENCE_WITHIN20
+
+
+def test_inference_rows_hold_their_fit(rows: list[Row]) -> None:
+    """Every inference row within INFERENCE_ROW_LIMIT, or named with its reason."""
+    serving = [r for r in rows if is_inference_case(r.case)]
+    bad = {r.case.id: round(100 * r.error, 1) for r in serving
+           if r.case.id not in INFERENCE_MISSES and abs(r.error) > INFERENCE_ROW_LIMIT}
+    assert not bad, f"inference rows beyond {INFERENCE_ROW_LIMIT:.0%}: {bad}"
+    worse = {r.case.id: round(100 * r.error, 1) for r in serving
+             if r.case.id in INFERENCE_MISSES and abs(r.error) > KNOWN_MISS_LIMIT}
+    assert not worse, f"known inference misses got worse: {worse}"
 
 
 def test_in_sample_targets(rows: list[Row]) -> None:
     """Issue 13's targets on the dense rows (MoE training is its own group, below)."""
-    s = summary(dense(rows))
+    s = summary([r for r in rows if is_dense_case(r.case)])
     assert s["median"] <= IN_SAMPLE_MEDIAN
     assert s["within20"] >= IN_SAMPLE_WITHIN20
 
 
 def test_worst_rows(rows: list[Row]) -> None:
     bad = {r.case.id: round(100 * r.error, 1) for r in rows
-           if r.case.id not in KNOWN_MISSES and not is_moe(r) and abs(r.error) > ROW_LIMIT}
+           if r.case.id not in KNOWN_MISSES and is_dense_case(r.case)
+           and abs(r.error) > ROW_LIMIT}
     assert not bad, f"rows beyond {ROW_LIMIT:.0%}: {bad}"
     misses = {r.case.id: round(100 * r.error, 1) for r in rows
               if r.case.id in KNOWN_MISSES and abs(r.error) > KNOWN_MISS_LIMIT}
@@ -90,7 +152,7 @@ def test_worst_rows(rows: list[Row]) -> None:
 
 MOE_IN_SAMPLE_MEDIAN = 0.13
 MOE_IN_SAMPLE_WITHIN20 = 0.60
-"""What the MoE stage reaches in-sample (12.1 %, 62 %): issue 13's targets are missed, the
+"""What the MoE stage reaches in-sample (11.1 %, 62 %): issue 13's targets are missed, the
 misses are named below; these hold the figures against regression."""
 MOE_ROW_LIMIT = 0.40
 CONTAINER = "Megatron-Bridge's older container runs this layout {:.1f}x slower than its newer"
@@ -105,7 +167,7 @@ MOE_MISSES = {
 
 def test_moe_rows_hold_their_fit(rows: list[Row]) -> None:
     """The MoE stage against its recorded in-sample figures, row by row."""
-    moe = [r for r in rows if is_moe(r)]
+    moe = [r for r in rows if is_moe_case(r.case)]
     assert len(moe) == 24
     s = summary(moe)
     assert s["median"] <= MOE_IN_SAMPLE_MEDIAN
@@ -129,10 +191,12 @@ def test_recorded_cross_validation_matches_the_data_and_holds(rows: list[Row]) -
     assert scores["dense"]["median_abs_error"] <= LOSO_MEDIAN
     assert scores["dense"]["within_20pct"] >= LOSO_WITHIN20
     assert scores["moe"]["median_abs_error"] <= MOE_LOSO_MEDIAN
+    assert scores["inference"]["median_abs_error"] <= INFERENCE_LOSO_MEDIAN
+    assert scores["inference"]["within_20pct"] >= INFERENCE_LOSO_WITHIN20
 
 
 MOE_LOSO_MEDIAN = 0.65
-"""The MoE stage cross-validated (62 %): one publication (Megatron-Bridge) holds 16 of the
+"""The MoE stage cross-validated (60 %): one publication (Megatron-Bridge) holds 16 of the
 24 rows and every B200 row, so its fold fits the MoE physics on 8 rows of other stacks."""
 
 
@@ -156,5 +220,19 @@ def test_one_moe_fold_replayed() -> None:
     so the fold reuses its fit)."""
     fold = held_out("nemo automodel performance summary", budget=Budget(60, 1))
     assert len(fold) == 6
-    assert all(is_moe(r) for r in fold)
+    assert all(is_moe_case(r.case) for r in fold)
     assert summary(fold)["median"] <= 0.25
+
+
+def test_one_inference_fold_replayed() -> None:
+    """An inference-stage fold: MLPerf Inference v4.1's four Llama 2 70B rows (Offline and
+    Server, throughput and TTFT), predicted with the serving parameters refitted on the
+    other publications only (no training stage ever sees an inference row)."""
+    fold = held_out("mlperf inference v4.1 results, closed division, nvidia dgx-h100",
+                    budget=Budget(60, 1))
+    assert len(fold) == 4
+    assert all(is_inference_case(r.case) for r in fold)
+    assert summary(fold)["median"] <= INFERENCE_FOLD_MEDIAN
+
+
+INFERENCE_FOLD_MEDIAN = 0.40

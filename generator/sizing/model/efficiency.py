@@ -164,15 +164,21 @@ class Peft:
 
 @dataclass(frozen=True, slots=True)
 class Inference:
-    """Serving-side efficiencies (calibrated on TensorRT-LLM max-throughput runs)."""
+    """Serving-side parameters (sizing/inference/; calibrated on TensorRT-LLM runs, fitted in
+    their own stage by benchmarks/fit.py)."""
 
     hbm_efficiency: float
-    prefill_efficiency: float
-    decode_efficiency: float
-    max_batch: int
+    gemm_efficiency: float
+    attention_efficiency: float
+    fp8_speedup: float
+    expert_gemm_efficiency: float
     step_overhead_s: float
-    usable_fraction: float
-    overhead_gib: float
+    sequence_overhead_s: float
+    max_batch: int
+    max_num_tokens: int
+    runtime_reserve_gib: float
+    trtllm_free_memory_fraction: float
+    vllm_gpu_memory_utilization: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +201,9 @@ class Efficiency:
         except KeyError:
             known = ", ".join(sorted(self.frameworks))
             raise PodplanError(f"no efficiency profile for framework '{name}' ({known})") from None
+
+
+INTEGER_INFERENCE_KEYS = ("max_batch", "max_num_tokens")
 
 
 def from_mapping(doc: dict[str, Any]) -> Efficiency:
@@ -221,8 +230,8 @@ def from_mapping(doc: dict[str, Any]) -> Efficiency:
             peft=Peft(int(p["lora_rank"]), tuple(p["lora_targets"]),
                       int(p["ptuning_virtual_tokens"]), int(p["ptuning_bottleneck"])),
             inference=Inference(
-                max_batch=int(i["max_batch"]),
-                **{k: float(v) for k, v in i.items() if k != "max_batch"},
+                max_batch=int(i["max_batch"]), max_num_tokens=int(i["max_num_tokens"]),
+                **{k: float(v) for k, v in i.items() if k not in INTEGER_INFERENCE_KEYS},
             ),
         )
     except (KeyError, TypeError, ValueError) as exc:

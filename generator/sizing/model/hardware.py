@@ -33,6 +33,9 @@ class Device:
     pcie_bytes_per_s: float = 32e9
     """Per direction, per GPU: PCIe Gen4 x16 carries 32 GB/s, Gen5 64 GB/s."""
     architecture: str = "hopper"
+    hbm_total_bytes: float = 0.0
+    """Memory CUDA reports (nvidia-smi memory.total); 0 = unknown, use ``memory_bytes``.
+    Serving engines size their KV cache from it (sizing/inference/memory.py)."""
 
     @property
     def supports_fp8(self) -> bool:
@@ -76,6 +79,7 @@ def device_from_gpu(gpu: Gpu) -> Device:
         nvlink_bytes_per_s=gpu.nvlink_gbps * 1e9 / 2,
         pcie_bytes_per_s=gpu.pcie_gbps * 1e9 / 2,
         architecture=gpu.architecture,
+        hbm_total_bytes=(gpu.memory_total_mib or 0.0) * 2**20,
     )
 
 

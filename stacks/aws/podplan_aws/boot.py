@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from importlib import resources
-
-from podplan_stackkit.bootstrap import CloudSeams, ClusterBoot, Fabric
+from podplan_stackkit.bootstrap import (
+    CloudSeams,
+    ClusterBoot,
+    Fabric,
+    StackSeams,
+    boot_from_settings,
+)
 
 from podplan_aws.config import AwsSettings
 
@@ -20,39 +24,22 @@ FSX_CLIENT_SETUP = (
 )
 EFA_SOFTWARE = ("/opt/amazon/efa/lib", "/opt/amazon/ofi-nccl")
 """Where the Deep Learning Base OSS AMI keeps libfabric (efa provider) and aws-ofi-nccl."""
-
-
-def seam(name: str) -> str:
-    """One of this stack's seam scripts (``seams/<name>``)."""
-    return (resources.files("podplan_aws") / "seams" / name).read_text(encoding="utf-8")
+SEAMS = StackSeams("podplan_aws")
 
 
 def efa_fabric(devices: int) -> Fabric:
     """Every EFA device of the instance ACTIVE, libfabric and aws-ofi-nccl in place."""
-    return Fabric(
-        kind="efa",
-        devices=devices,
-        state="ACTIVE",
-        setup=seam("fabric-setup.sh"),
-        devices_script=seam("fabric-devices.sh"),
-        env=seam("fabric.env"),
-        requires=EFA_SOFTWARE,
-    )
+    return SEAMS.fabric(kind="efa", devices=devices, state="ACTIVE", requires=EFA_SOFTWARE)
 
 
 def cluster_boot(s: AwsSettings, munge_secret_arn: str) -> ClusterBoot:
     """The Slurm bootstrap facts of this stack."""
-    return ClusterBoot(
-        cluster_name=s.cluster_name,
-        spec_file=s.spec_file,
-        head_hostname=s.head_hostname,
+    return boot_from_settings(
+        s,
         head_address=s.head_private_ip,
-        gpus_per_node=s.gpus_per_node,
-        max_nodes=s.node_count,
-        node_feature=s.instance_type,
         seams=CloudSeams(
-            node_name=seam("node-name.sh"),
-            munge_key=seam("munge-key.sh"),
+            node_name=SEAMS.read("node-name.sh"),
+            munge_key=SEAMS.read("munge-key.sh"),
             lustre_client_setup=FSX_CLIENT_SETUP,
             renames_host=True,
         ),

@@ -12,10 +12,7 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
-import pulumi_random as random
-
-MUNGE_KEY_BYTES = 1024
-"""The size munge's own ``mungekey`` creates by default."""
+from podplan_stackkit.munge import munge_key_bytes
 
 
 @dataclass
@@ -36,7 +33,7 @@ class MungeKey(pulumi.ComponentResource):
     ) -> None:
         super().__init__("podplan:aws:MungeKey", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        key = random.RandomBytes(f"{name}-bytes", length=MUNGE_KEY_BYTES, opts=child)
+        key = munge_key_bytes(name, self)
         secret = aws.secretsmanager.Secret(
             f"{name}-secret",
             name_prefix=f"{args.cluster_name}-munge-",

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from importlib import resources
-
-from podplan_stackkit.bootstrap import CloudSeams, ClusterBoot, Fabric, hostname_seam
+from podplan_stackkit.bootstrap import (
+    CloudSeams,
+    ClusterBoot,
+    Fabric,
+    StackSeams,
+    boot_from_settings,
+    hostname_seam,
+)
 
 from podplan_azure.config import AzureSettings
 
@@ -22,39 +27,24 @@ AMLFS_CLIENT_SETUP = (
 )
 NDV5_TOPOLOGY = "/opt/microsoft/ndv5-topo.xml"
 """NCCL topology file of ND H100 v5, shipped in the Ubuntu HPC image (azhpc-images)."""
-
-
-def seam(name: str) -> str:
-    """One of this stack's seam scripts (``seams/<name>``)."""
-    return (resources.files("podplan_azure") / "seams" / name).read_text(encoding="utf-8")
+SEAMS = StackSeams("podplan_azure")
 
 
 def infiniband_fabric(devices: int) -> Fabric:
     """Every InfiniBand HCA of the VM ACTIVE, with the NDv5 NCCL topology file in place."""
-    return Fabric(
-        kind="infiniband",
-        devices=devices,
-        state="ACTIVE",
-        setup=seam("fabric-setup.sh"),
-        devices_script=seam("fabric-devices.sh"),
-        env=seam("fabric.env"),
-        requires=(NDV5_TOPOLOGY,),
+    return SEAMS.fabric(
+        kind="infiniband", devices=devices, state="ACTIVE", requires=(NDV5_TOPOLOGY,)
     )
 
 
 def cluster_boot(s: AzureSettings, munge_secret_url: str, identity_client_id: str) -> ClusterBoot:
     """The Slurm bootstrap facts of this stack."""
-    return ClusterBoot(
-        cluster_name=s.cluster_name,
-        spec_file=s.spec_file,
-        head_hostname=s.head_hostname,
+    return boot_from_settings(
+        s,
         head_address=s.head_private_ip,
-        gpus_per_node=s.gpus_per_node,
-        max_nodes=s.node_count,
-        node_feature=s.instance_type,
         seams=CloudSeams(
             node_name=hostname_seam(),
-            munge_key=seam("munge-key.sh"),
+            munge_key=SEAMS.read("munge-key.sh"),
             lustre_client_setup=AMLFS_CLIENT_SETUP,
         ),
         fabric=infiniband_fabric(s.ib_devices) if s.ib_devices else None,

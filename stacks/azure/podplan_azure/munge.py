@@ -13,10 +13,9 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_random as random
+from podplan_stackkit.munge import munge_key_bytes
 from pulumi_azure_native import authorization, keyvault, managedidentity
 
-MUNGE_KEY_BYTES = 1024
-"""The size munge's own ``mungekey`` creates by default."""
 SECRETS_USER_ROLE = "4633458b-17de-408a-b874-0445c86b69e6"
 """Built-in role "Key Vault Secrets User": read secret contents, nothing else."""
 SECRET_NAME = "munge-key"
@@ -47,7 +46,7 @@ class MungeKey(pulumi.ComponentResource):
         client = authorization.get_client_config_output(
             opts=pulumi.InvokeOutputOptions(parent=self)
         )
-        key = random.RandomBytes(f"{name}-bytes", length=MUNGE_KEY_BYTES, opts=child)
+        key = munge_key_bytes(name, self)
         suffix = random.RandomString(
             f"{name}-suffix", length=6, special=False, upper=False, opts=child
         )

@@ -19,11 +19,14 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from podplan_stackkit.slurm import SLURMCTLD_PORT, cgroup_conf, gres_conf, slurm_conf
+
+if TYPE_CHECKING:
+    from podplan_stackkit.settings import ClusterSettings
 
 SEAM_DIR = "/usr/local/lib/podplan/seams"
 LIB_DIR = "/usr/local/lib/podplan"
@@ -118,6 +121,66 @@ def hostname_seam() -> str:
     return (
         "#!/bin/bash\n# The cloud names the host after the VM: keep that name.\n"
         "set -euo pipefail\nhostname -s\n"
+    )
+
+
+@dataclass(frozen=True)
+class StackSeams:
+    """The seam scripts a cloud's stack package ships in ``<package>/seams/``."""
+
+    package: str
+    """The cloud's package, e.g. ``podplan_aws``."""
+
+    def read(self, name: str) -> str:
+        """Seam script ``seams/<name>`` of the package."""
+        return (resources.files(self.package) / "seams" / name).read_text(encoding="utf-8")
+
+    def fabric(
+        self,
+        *,
+        kind: str,
+        devices: int,
+        state: str,
+        requires: tuple[str, ...],
+        units: dict[str, str] | None = None,
+        after: tuple[str, ...] = (),
+    ) -> Fabric:
+        """The cloud's fabric, its scripts read from the seams every cloud names alike:
+        ``fabric-setup.sh``, ``fabric-devices.sh`` and ``fabric.env``."""
+        return Fabric(
+            kind=kind,
+            devices=devices,
+            state=state,
+            setup=self.read("fabric-setup.sh"),
+            devices_script=self.read("fabric-devices.sh"),
+            env=self.read("fabric.env"),
+            requires=requires,
+            units=dict(units or {}),
+            after=after,
+        )
+
+
+def boot_from_settings(
+    s: ClusterSettings,
+    *,
+    head_address: str,
+    seams: CloudSeams,
+    fabric: Fabric | None,
+    env: dict[str, str],
+) -> ClusterBoot:
+    """The bootstrap facts of a stack: what every cloud takes from the shared settings the
+    same way, plus the cloud's own head address, seams, fabric and the facts its seams read."""
+    return ClusterBoot(
+        cluster_name=s.cluster_name,
+        spec_file=s.spec_file,
+        head_hostname=s.head_hostname,
+        head_address=head_address,
+        gpus_per_node=s.gpus_per_node,
+        max_nodes=s.node_count,
+        node_feature=s.instance_type,
+        seams=seams,
+        fabric=fabric,
+        env=env,
     )
 
 

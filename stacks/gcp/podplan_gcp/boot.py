@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from importlib import resources
-
-from podplan_stackkit.bootstrap import CloudSeams, ClusterBoot, Fabric, hostname_seam
+from podplan_stackkit.bootstrap import (
+    CloudSeams,
+    ClusterBoot,
+    Fabric,
+    StackSeams,
+    boot_from_settings,
+    hostname_seam,
+)
 
 from podplan_gcp.config import GPU_NETWORK_MTU, GcpSettings
 
@@ -33,41 +38,29 @@ TCPXO_SOFTWARE = (
     "/var/lib/podplan/tcpxo-nics.env",
 )
 RXDM_UNIT = "podplan-tcpxo-rxdm.service"
-
-
-def seam(name: str) -> str:
-    """One of this stack's seam scripts (``seams/<name>``)."""
-    return (resources.files("podplan_gcp") / "seams" / name).read_text(encoding="utf-8")
+SEAMS = StackSeams("podplan_gcp")
 
 
 def tcpxo_fabric(gpu_nics: int) -> Fabric:
     """All GPU NICs up at the GPU networks' MTU, with the TCPXO plugin and its RxDM running."""
-    return Fabric(
+    return SEAMS.fabric(
         kind="tcpxo",
         devices=gpu_nics,
         state="up",
-        setup=seam("fabric-setup.sh"),
-        devices_script=seam("fabric-devices.sh"),
-        env=seam("fabric.env"),
         requires=TCPXO_SOFTWARE,
-        units={RXDM_UNIT: seam("rxdm.service")},
+        units={RXDM_UNIT: SEAMS.read("rxdm.service")},
         after=(RXDM_UNIT,),
     )
 
 
 def cluster_boot(s: GcpSettings, munge_secret: str) -> ClusterBoot:
     """The Slurm bootstrap facts of this stack."""
-    return ClusterBoot(
-        cluster_name=s.cluster_name,
-        spec_file=s.spec_file,
-        head_hostname=s.head_hostname,
+    return boot_from_settings(
+        s,
         head_address=s.head_private_ip,
-        gpus_per_node=s.gpus_per_node,
-        max_nodes=s.node_count,
-        node_feature=s.instance_type,
         seams=CloudSeams(
             node_name=hostname_seam(),
-            munge_key=seam("munge-key.sh"),
+            munge_key=SEAMS.read("munge-key.sh"),
             lustre_client_setup=MANAGED_LUSTRE_CLIENT_SETUP,
         ),
         fabric=tcpxo_fabric(s.gpu_nic_count),

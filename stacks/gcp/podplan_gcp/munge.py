@@ -12,10 +12,7 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
-import pulumi_random as random
-
-MUNGE_KEY_BYTES = 1024
-"""The size munge's own ``mungekey`` creates by default."""
+from podplan_stackkit.munge import munge_key_bytes
 
 
 @dataclass
@@ -36,7 +33,7 @@ class MungeKey(pulumi.ComponentResource):
     ) -> None:
         super().__init__("podplan:gcp:MungeKey", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        key = random.RandomBytes(f"{name}-bytes", length=MUNGE_KEY_BYTES, opts=child)
+        key = munge_key_bytes(name, self)
         secret = gcp.secretmanager.Secret(
             f"{name}-secret",
             secret_id=f"{args.cluster_name}-munge-key",

@@ -1,0 +1,238 @@
+"""Inference rows of calibration.csv as engine inputs, and their predictions.
+
+The row conventions are those of ``benchmarks/data/SOURCES-moe-inference.md``: ``method``
+carries ``key=value`` tokens (``ISL/OSL=``, ``mode=``, ``qps=``, ``EP=``, ``spec=``,
+``phase=``); ``unit`` says what ``value`` counts. Mapping rules (the same for every row):
+
+* **operating point** from ``mode``: ``offline-max-throughput`` and ``online-saturated``
+  run at the largest batch the KV cache admits; ``server-slo`` (MLPerf Server) at the
+  largest batch meeting its SLO (p99 TTFT <= 2 s, TPOT <= 200 ms, taken on the model's
+  mean latencies); ``online-low-load`` at the concurrency Little's law gives for its
+  request rate (c = qps x (TTFT + OSL x TPOT), solved as a fixed point);
+* **metric**: output tokens/s of the whole measured system (replicas = GPUs / (TP x PP)),
+  or TPOT / TTFT in ms at that operating point;
+* **layout**: the row's TP and PP; DP rows are that many independent replicas; the KV
+  fraction the run states (``kv_cache_free_gpu_mem_fraction 0.95``) replaces the engine's
+  default; FP8 rows store weights and KV in 1 byte;
+* **GPU**: the row's GPU text (H100 / H200), or ``calibration_setup.yaml``'s mapping.
+
+Rows the engine cannot express yet are *not scored* and are listed with the reason
+(``unscored``): FP4 weights (no FP4 model), speculative
+decoding (``spec=MTP3``), disaggregated prefill/decode pools (SGLang), and MLPerf datasets
+whose mean input length is not published. MoE architectures come from the catalog or
+``moe_models.yaml`` (``calibration.architecture``), MLA with its latent KV cache.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from benchmarks.calibration import (
+    Case,
+    Prediction,
+    _hardware,
+    _int,
+    _tags,
+    architecture,
+    normalise_source,
+)
+from generator.catalog.load import Catalog
+from generator.sizing.inference import (
+    InferenceJob,
+    Layout,
+    Point,
+    cycle_s,
+    latency_point,
+    loaded_point,
+    max_batch,
+    slo_batch,
+)
+from generator.sizing.model.efficiency import Efficiency
+from generator.sizing.uncertainty import Regime
+
+SERVING_STACK = "tensorrt-llm"
+LONG_INPUT = 8192
+MLPERF_DATASETS = {"mlperf-llama2-70b": 294.0}
+"""Mean prompt tokens of an MLPerf dataset (the result logs give only the output side).
+Llama 2 70B (OpenOrca, 24,576 samples): 294 tokens per MLCommons' description of the task
+[R: recalled, not re-read here]. The Mixtral mix (OpenOrca + GSM8K + MBXP) has no published
+mean here, so its rows are not scored."""
+SLO = {"server-slo": (2000.0, 200.0)}
+"""(TTFT ms, TPOT ms) of a mode with a latency constraint."""
+
+
+class Unscored(Exception):
+    """A row the engine cannot express yet; the message says why."""
+
+
+@dataclass(frozen=True)
+class ServingSetup:
+    """What an inference row fixes beyond the job: layout, replicas, operating point."""
+
+    layout: Layout
+    replicas: int
+    mode: str
+    qps: float | None = None
+    concurrency: int | None = None
+    """Requests the benchmark keeps in flight (``conc=n``, or "all N requests at once")."""
+
+
+def _token(method: str, key: str) -> str | None:
+    m = re.search(rf"(?:^|\s){re.escape(key)}=(\S+)", method)
+    return m.group(1) if m else None
+
+
+def _lengths(row: dict[str, str]) -> tuple[int, float]:
+    """(input tokens, output tokens): uniform ISL/OSL, or an MLPerf dataset's means."""
+    m = re.search(r"ISL/OSL=(\d+)/(\d+)", row["method"])
+    if m:
+        return int(m.group(1)), float(m.group(2))
+    ds = re.search(r"ISL/OSL=dataset\(([^)]+)\)", row["method"])
+    name = ds.group(1) if ds else "?"
+    if name not in MLPERF_DATASETS:
+        raise Unscored(f"MLPerf dataset {name}: mean input length not published")
+    out = re.search(r"mean output = [\d.]+ / [\d.]+ = ([\d.]+)", row["notes"])
+    if not out:
+        raise Unscored(f"MLPerf dataset {name}: mean output length not derived in notes")
+    return int(MLPERF_DATASETS[name]), float(out.group(1))
+
+
+def _metric(row: dict[str, str]) -> str:
+    unit = row["unit"].lower()
+    if unit.startswith("output tokens/s (whole"):
+        return "out_tok_s"
+    if unit.startswith("ms"):
+        return "ttft_ms" if "tpot" not in unit and "per output token" not in unit else "tpot_ms"
+    raise Unscored(f"metric '{row['unit']}' (per node / per user) needs a disaggregated or "
+                   "speculative-decoding model")
+
+
+def _refuse(row: dict[str, str]) -> None:
+    method, precision = row["method"], row["precision"]
+    if precision.startswith("FP4") or precision.startswith("MXFP"):
+        raise Unscored("FP4 weights: no FP4 GEMM or weight model")
+    if _token(method, "spec"):
+        raise Unscored("speculative decoding (MTP draft layers) is not modelled")
+    if _token(method, "phase"):
+        raise Unscored("disaggregated prefill/decode pools are not modelled")
+
+
+def _kv_fraction(notes: str) -> float | None:
+    m = re.search(r"(?:kv_cache_free_gpu_mem_fraction|kvcache_free_gpu_mem_frac) ([\d.]+)",
+                  notes)
+    return float(m.group(1)) if m else None
+
+
+def _concurrency(row: dict[str, str]) -> int | None:
+    conc = _int(_token(row["method"], "conc") or "")
+    if conc:
+        return conc
+    m = re.search(r"all (\d+) requests at once", row["notes"])
+    return int(m.group(1)) if m else None
+
+
+def _group_tags(job: InferenceJob, lay: Layout, mode: str, metric: str) -> tuple[str, ...]:
+    tags = ["inference MoE serving" if job.moe else f"inference dense TP{lay.tp}"]
+    if metric != "out_tok_s" or mode == "online-low-load":
+        tags.append("inference latency (TPOT/TTFT)")
+    if job.input_tokens >= LONG_INPUT:
+        tags.append("inference long input >= 8k")
+    if lay.gpus > 8:
+        tags.append("inference multi-node")
+    tags.append(f"inference {job.precision.upper()}")
+    return tuple(tags)
+
+
+def inference_case(row: dict[str, str], catalog: Catalog) -> Case:
+    """One inference row as a ``Case`` (raises ``Unscored`` with the reason)."""
+    _refuse(row)
+    metric = _metric(row)
+    isl, osl = _lengths(row)
+    mode = _token(row["method"], "mode") or "offline-max-throughput"
+    ttft, tpot = SLO.get(mode, (None, None))
+    device, node = _hardware(row, catalog)
+    fp8 = row["precision"].upper().startswith("FP8") or row["precision"].startswith("FP8")
+    job = InferenceJob(arch=architecture(row["model"], catalog),
+                       precision="fp8" if fp8 else "bf16", input_tokens=isl,
+                       output_tokens=max(1, round(osl)), ttft_ms=ttft, tpot_ms=tpot,
+                       kv_fraction=_kv_fraction(row["notes"]))
+    if not row["TP"] and job.moe:
+        raise Unscored("MoE layout (TP/EP) not published")
+    ep = _int(_token(row["method"], "EP") or "") or 1
+    lay = Layout(_int(row["TP"]) or 1, _int(row["PP"]) or 1, ep)
+    gpus = int(row["num_gpus"])
+    qps = _token(row["method"], "qps")
+    setup = ServingSetup(lay, max(1, gpus // lay.gpus), mode,
+                         float(qps) if qps and qps.upper() != "INF" else None,
+                         _concurrency(row))
+    tags = _tags(row) + _group_tags(job, lay, mode, metric)
+    return Case(row["id"], row["model"], row["method"], gpus, metric, float(row["value"]),
+                device, node, source=normalise_source(row["source"]), group=row["category"],
+                tags=tags, regime=Regime.of(SERVING_STACK, "inference", gpus, device.id),
+                inference=job, serving=setup)
+
+
+def little_batch(case: Case, limit: int, eff: Efficiency) -> float:
+    """Concurrency c = qps x (TTFT + OSL x TPOT) at request rate ``qps`` (fixed point)."""
+    job, setup = case.inference, case.serving
+    assert job is not None and isinstance(setup, ServingSetup) and setup.qps is not None
+    c = 1.0
+    for _ in range(30):
+        p = loaded_point(job, setup.layout, c, case.device, case.node, eff)
+        c = min(float(limit), max(1.0, setup.qps / setup.replicas
+                                  * (p.ttft_s + job.output_tokens * p.tpot_s)))
+    return c
+
+
+def burst_point(case: Case, n: int, eff: Efficiency) -> Point:
+    """A closed benchmark of ``n`` requests sent at once (the online table's QPS=INF
+    point): every prompt is prefilled first, then the batch decodes to the end, so
+    throughput = n * OSL / (prefill of n prompts + OSL decode cycles); TTFT is half the
+    prefill on average; TPOT is the decode cycle at batch n."""
+    job, setup = case.inference, case.serving
+    assert job is not None and isinstance(setup, ServingSetup)
+    lay, dev, node = setup.layout, case.device, case.node
+    prefill = cycle_s(job, lay, 0.0, n * job.input_tokens, dev, node, eff)
+    decode = cycle_s(job, lay, float(n), 0.0, dev, node, eff)
+    total = prefill + job.output_tokens * decode
+    return Point(n, n * job.output_tokens / total, decode, prefill / 2)
+
+
+def point(case: Case, eff: Efficiency) -> tuple[Point, int]:
+    """The row's operating point, and the batch limit the KV cache sets."""
+    job, setup = case.inference, case.serving
+    assert job is not None and isinstance(setup, ServingSetup)
+    lay, dev, node = setup.layout, case.device, case.node
+    limit = max_batch(job, lay, dev, eff)
+    if setup.concurrency:
+        limit = min(limit, max(1, setup.concurrency // setup.replicas))
+    if limit < 1:
+        return latency_point(job, lay, dev, node, eff), limit
+    if setup.mode == "latency-batch1":
+        return latency_point(job, lay, dev, node, eff), limit
+    if setup.mode == "online-saturated" and setup.concurrency:
+        return burst_point(case, min(limit, setup.concurrency), eff), limit
+    if setup.qps is not None and setup.mode == "online-low-load":
+        return loaded_point(job, lay, little_batch(case, limit, eff), dev, node, eff), limit
+    if job.has_slo:
+        batch = max(1, slo_batch(job, lay, limit, dev, node, eff))
+        return loaded_point(job, lay, batch, dev, node, eff), limit
+    return loaded_point(job, lay, limit, dev, node, eff), limit
+
+
+def predict_inference(case: Case, eff: Efficiency) -> Prediction:
+    """The row's metric at its operating point."""
+    setup = case.serving
+    assert isinstance(setup, ServingSetup)
+    p, limit = point(case, eff)
+    value = {"out_tok_s": p.tokens_per_s * setup.replicas, "tpot_ms": p.tpot_s * 1e3,
+             "ttft_ms": p.ttft_s * 1e3}[case.metric]
+    text = f"{setup.layout.text()} x{setup.replicas} batch {p.batch}"
+    return Prediction(value, text, limit >= 1, None)
+
+
+def with_job(case: Case, **changes: object) -> Case:
+    """The case with its job changed (tests: the same row under another engine rule)."""
+    assert case.inference is not None
+    return replace(case, inference=replace(case.inference, **changes))  # type: ignore[arg-type]

@@ -1,0 +1,124 @@
+"""One serving workload, one replica layout, and the serving engines podplan knows.
+
+A replica is ``tp x pp`` GPUs (TP inside a node, PP across nodes when the weights do not fit
+one node); a mixture-of-experts model may spread its experts over ``ep`` of those GPUs
+(expert parallelism: tokens are dispatched to the GPUs holding their experts, all-to-all,
+instead of every GPU holding a TP slice of every expert).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.sizing.model.arch import Architecture
+
+ENGINES = ("tensorrt-llm", "vllm")
+"""Serving engines whose KV-cache rule podplan models (``memory.kv_budget_bytes``)."""
+DEFAULT_ENGINE = "tensorrt-llm"
+
+
+@dataclass(frozen=True, slots=True)
+class InferenceJob:
+    """One serving workload as the engine sees it."""
+
+    arch: Architecture
+    precision: str
+    input_tokens: int
+    output_tokens: int
+    requests_per_minute: float | None = None
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+    engine: str = DEFAULT_ENGINE
+    kv_fraction: float | None = None
+    """The engine's KV-cache memory fraction when the run states one (else the engine's
+    default from efficiency.yaml)."""
+
+    @property
+    def value_bytes(self) -> float:
+        """Bytes per weight and per KV value (fp8 weights and KV cache: 1 byte)."""
+        return 1.0 if self.precision == "fp8" else 2.0
+
+    @property
+    def moe(self) -> bool:
+        return self.arch.experts > 1
+
+    @property
+    def has_slo(self) -> bool:
+        return self.tpot_ms is not None or self.ttft_ms is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """One replica: tensor-parallel x pipeline stages, experts over ``ep`` of its GPUs."""
+
+    tp: int = 1
+    pp: int = 1
+    ep: int = 1
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp
+
+    def text(self) -> str:
+        return f"TP{self.tp} PP{self.pp}" + (f" EP{self.ep}" if self.ep > 1 else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One operating point of a replica: batch, speed and latency."""
+
+    batch: int
+    tokens_per_s: float
+    """Output tokens/s of one replica."""
+    tpot_s: float
+    ttft_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class Serving:
+    """A replica layout, its two operating points and the replicas the load needs."""
+
+    layout: Layout
+    fits: bool
+    weights_bytes: float
+    kv_capacity_tokens: int
+    """Tokens of KV cache one replica holds (the engine's rule on the physical HBM)."""
+    throughput: Point
+    """Max throughput under the SLOs (largest batch that fits and meets them)."""
+    latency: Point
+    """Latency-bound: batch 1, nothing else in flight."""
+    replicas: int
+    meets_slo: bool | None
+    memory_bytes: float
+
+    @property
+    def tp(self) -> int:
+        return self.layout.tp
+
+    @property
+    def pp(self) -> int:
+        return self.layout.pp
+
+    @property
+    def ep(self) -> int:
+        return self.layout.ep
+
+    @property
+    def batch(self) -> int:
+        return self.throughput.batch
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.throughput.tokens_per_s
+
+    @property
+    def tpot_s(self) -> float:
+        return self.throughput.tpot_s
+
+    @property
+    def ttft_s(self) -> float:
+        return self.throughput.ttft_s
+
+    @property
+    def gpus(self) -> int:
+        return self.replicas * self.layout.gpus
