@@ -1,14 +1,15 @@
 """The acceptance ladder's performance rungs in the lab, end to end, with stub tools.
 
 What runs for real: the ladder's Slurm orchestration (srun on idle GPU nodes with their
-GPUs granted, per-node output files, the ring of ib_write_bw pairs over every rail,
-nccl-tests on 1, 2 and N nodes with one rank per GPU and NCCL_ALGO=Ring exported across
-nodes), the collection onto the control node with run.json, ``podplan accept`` on what
-was collected (report, named shortfall, deterministic re-run), ``--drain`` through
-scontrol on the login node, and ``podplan calibrate`` feeding ``podplan size``. What is
-stood in for: the tools themselves (tests/lab/stubs, clearly named, bind-mounted only by
-lab.sh), which check their job and print the real output formats with made-up figures:
-one slow port, gpu002's mlx5_3.
+GPUs granted, the wait for idle nodes before each rung, per-node output files, the ring of
+ib_write_bw pairs over every rail (stub server and client meet over TCP on the rail's port),
+nccl-tests on 1, 2 and N nodes with NCCL_ALGO=Ring exported across nodes; one rank per node
+with -g 8 here, as a lab node gives a job one CPU), the collection onto the control node
+with run.json, ``podplan accept`` on what was collected (report, named shortfall,
+deterministic re-run), ``--drain`` through the real scontrol on the login node, and
+``podplan calibrate`` feeding ``podplan size``. What is stood in for: the tools themselves
+(tests/lab/stubs, clearly named, bind-mounted only by lab.sh), which check their job and
+print the real output formats with made-up figures: one slow port, gpu002's mlx5_3.
 """
 
 from __future__ import annotations
@@ -24,9 +25,8 @@ import yaml
 from tests.e2e.labrun import LAB, REPO, SPEC, Lab
 
 NCCL_OPS = ["all_reduce"]
-"""The lab runs one collective (its jobs are the ladder's slowest: eight stub ranks per node
-on two shared cores); the other three take the same tasks with another binary name, and
-the comparator reads all four on the fixtures."""
+"""The lab runs one collective (three jobs); the other three take the same tasks with another
+binary name, and the comparator reads all four on the fixtures."""
 PERF_RUNGS = {"gpu_health": "collected", "dcgm_diag": "collected", "ib_write_bw": "collected",
               "nccl_tests": "collected", "train_step": "skip"}
 
