@@ -8,10 +8,12 @@ carries ``key=value`` tokens (``ISL/OSL=``, ``mode=``, ``qps=``, ``EP=``, ``spec
   run at the largest batch the KV cache admits; ``server-slo`` (MLPerf Server) at the
   largest batch meeting its SLO (p99 TTFT <= 2 s, TPOT <= 200 ms, taken on the model's
   mean latencies); ``online-low-load`` at the concurrency Little's law gives for its
-  request rate (c = qps x (TTFT + OSL x TPOT), solved as a fixed point);
+  request rate (c = qps x (TTFT + OSL x TPOT), solved as a fixed point); ``static-batch``
+  (``conc=`` sequences prefilled together, then decoded to the end) as a closed burst;
 * **metric**: output tokens/s of the whole measured system (replicas = GPUs / (TP x PP)),
   or TPOT / TTFT in ms at that operating point;
-* **layout**: the row's TP and PP; DP rows are that many independent replicas; the KV
+* **layout**: the row's TP and PP (and ``attnDP=on``: attention data-parallel over the TP
+  GPUs, ``Layout.attn_dp``); DP rows are that many independent replicas; the KV
   fraction the run states (``kv_cache_free_gpu_mem_fraction 0.95``) replaces the engine's
   default; FP8 rows store weights and KV in 1 byte;
 * **GPU**: the row's GPU text (H100 / H200), or ``calibration_setup.yaml``'s mapping.
@@ -160,7 +162,8 @@ def inference_case(row: dict[str, str], catalog: Catalog) -> Case:
     if not row["TP"] and job.moe:
         raise Unscored("MoE layout (TP/EP) not published")
     ep = _int(_token(row["method"], "EP") or "") or 1
-    lay = Layout(_int(row["TP"]) or 1, _int(row["PP"]) or 1, ep)
+    lay = Layout(_int(row["TP"]) or 1, _int(row["PP"]) or 1, ep,
+                 attn_dp=_token(row["method"], "attnDP") == "on")
     gpus = int(row["num_gpus"])
     qps = _token(row["method"], "qps")
     setup = ServingSetup(lay, max(1, gpus // lay.gpus), mode,
@@ -211,7 +214,7 @@ def point(case: Case, eff: Efficiency) -> tuple[Point, int]:
         return latency_point(job, lay, dev, node, eff), limit
     if setup.mode == "latency-batch1":
         return latency_point(job, lay, dev, node, eff), limit
-    if setup.mode == "online-saturated" and setup.concurrency:
+    if setup.mode in ("online-saturated", "static-batch") and setup.concurrency:
         return burst_point(case, min(limit, setup.concurrency), eff), limit
     if setup.qps is not None and setup.mode == "online-low-load":
         return loaded_point(job, lay, little_batch(case, limit, eff), dev, node, eff), limit

@@ -4,6 +4,14 @@ A replica is ``tp x pp`` GPUs (TP inside a node, PP across nodes when the weight
 one node); a mixture-of-experts model may spread its experts over ``ep`` of those GPUs
 (expert parallelism: tokens are dispatched to the GPUs holding their experts, all-to-all,
 instead of every GPU holding a TP slice of every expert).
+
+**Attention data parallelism** (``attn_dp``; TensorRT-LLM ``enable_attention_dp``, SGLang
+``--enable-dp-attention``): the replica's GPUs split the *sequences* instead of the heads.
+Every GPU holds the whole attention (and the weights that are not routed experts: dense
+MLPs, shared experts) and the KV cache of its own sequences only, so nothing is replicated
+in the cache (MLA's latent and GQA's few KV heads are otherwise copied on every TP rank);
+only the routed experts stay sharded over the replica (TensorRT-LLM builds those modules
+with ``overridden_tp_size=1`` under attention DP: modeling_llama.py, modeling_qwen3.py).
 """
 
 from __future__ import annotations
@@ -54,13 +62,16 @@ class Layout:
     tp: int = 1
     pp: int = 1
     ep: int = 1
+    attn_dp: bool = False
+    """Attention data-parallel over the ``tp`` GPUs (module docstring)."""
 
     @property
     def gpus(self) -> int:
         return self.tp * self.pp
 
     def text(self) -> str:
-        return f"TP{self.tp} PP{self.pp}" + (f" EP{self.ep}" if self.ep > 1 else "")
+        return (f"TP{self.tp} PP{self.pp}" + (f" EP{self.ep}" if self.ep > 1 else "")
+                + (" attnDP" if self.attn_dp else ""))
 
 
 @dataclass(frozen=True, slots=True)

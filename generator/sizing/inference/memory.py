@@ -24,7 +24,12 @@ from generator.sizing.inference.job import InferenceJob, Layout
 from generator.sizing.model import kvcache
 from generator.sizing.model.efficiency import Efficiency
 from generator.sizing.model.hardware import Device
-from generator.sizing.model.params import total_params
+from generator.sizing.model.params import (
+    embedding_params,
+    moe_layers,
+    routed_params,
+    total_params,
+)
 from generator.sizing.training.memory import GIB
 
 ACTIVATION_BYTES = 2.0
@@ -37,16 +42,37 @@ def kv_cache_bytes_per_token(job: InferenceJob) -> float:
     return kvcache.kv_cache_bytes_per_token(job.arch, job.value_bytes)
 
 
+def expert_weights_per_gpu(job: InferenceJob, lay: Layout) -> float:
+    """Routed-expert weight bytes on one GPU: every expert is resident (a MoE replica holds
+    all of them), split over the replica's GPUs by TP or EP alike."""
+    return moe_layers(job.arch) * routed_params(job.arch) * job.value_bytes / lay.gpus
+
+
+def other_weights_per_gpu(job: InferenceJob, lay: Layout) -> float:
+    """Every other weight on one GPU: split t*p ways, except under attention DP, where each
+    GPU holds its stage's attention, dense MLPs and shared experts whole (``job.Layout``);
+    the embedding and output projection stay vocabulary-parallel."""
+    arch = job.arch
+    experts = moe_layers(arch) * routed_params(arch)
+    embed = embedding_params(arch)
+    blocks = total_params(arch) - experts - embed
+    split = lay.pp if lay.attn_dp else lay.gpus
+    return (blocks / split + embed / lay.gpus) * job.value_bytes
+
+
 def weights_per_gpu(job: InferenceJob, lay: Layout) -> float:
-    """Weight bytes on one GPU: every expert is resident (a MoE replica holds all of them,
-    split over its GPUs by TP or EP alike), dense weights split t*p ways."""
-    return total_params(job.arch) * job.value_bytes / lay.gpus
+    """Weight bytes on one GPU (routed experts plus everything else)."""
+    return expert_weights_per_gpu(job, lay) + other_weights_per_gpu(job, lay)
 
 
 def kv_per_token_per_gpu(job: InferenceJob, lay: Layout) -> float:
     """KV bytes per token on one GPU: heads split over t (replicated once t > g), layers
     over p. MLA's latent is shared by every head, so each TP rank holds all of it (the
-    MLA kernels of vLLM, SGLang and TensorRT-LLM replicate it over TP)."""
+    MLA kernels of vLLM, SGLang and TensorRT-LLM replicate it over TP). Under attention DP
+    a token's cache lives on one GPU only (its sequence's rank), so nothing is replicated:
+    averaged over the replica, a token costs 1/(t*p) of its cache per GPU."""
+    if lay.attn_dp:
+        return kv_cache_bytes_per_token(job) / (lay.tp * lay.pp)
     split = 1 if job.arch.mla else min(lay.tp, job.arch.kv_heads)
     return kv_cache_bytes_per_token(job) / (split * lay.pp)
 

@@ -20,8 +20,9 @@ from __future__ import annotations
 from generator.sizing.inference.job import InferenceJob, Layout
 from generator.sizing.inference.memory import (
     ACTIVATION_BYTES,
+    expert_weights_per_gpu,
     kv_per_token_per_gpu,
-    weights_per_gpu,
+    other_weights_per_gpu,
 )
 from generator.sizing.model.arch import Architecture
 from generator.sizing.model.collectives import all_reduce, all_to_all, group_link, send_recv
@@ -72,8 +73,8 @@ def mean_context(job: InferenceJob) -> float:
 
 def _memory_s(job: InferenceJob, lay: Layout, decode: float, per_iter: float, iters: float,
               device: Device, eff: Efficiency) -> float:
-    share = expert_share(job.arch)
-    weights = weights_per_gpu(job, lay) * (1 - share + share * touched(job.arch, per_iter))
+    experts = expert_weights_per_gpu(job, lay) * touched(job.arch, per_iter)
+    weights = other_weights_per_gpu(job, lay) + experts
     kv = decode * mean_context(job) * kv_per_token_per_gpu(job, lay)
     return (iters * weights + kv) / (device.hbm_bytes_per_s * eff.inference.hbm_efficiency)
 
@@ -99,17 +100,22 @@ def _compute_s(job: InferenceJob, lay: Layout, decode: float, prefill: float, pe
 def comm_s(job: InferenceJob, lay: Layout, per_iter: float, iters: float, device: Device,
             node: Node, eff: Efficiency) -> float:
     """TP all-reduces (attention and MLP of every layer on this stage) and, with EP, the
-    all-to-all dispatch + combine of the expert layers instead of the MLP all-reduce."""
+    all-to-all dispatch + combine of the expert layers instead of the MLP all-reduce.
+
+    Under attention DP the attention and the replicated dense/shared MLPs need no
+    collective; only the MoE layers gather their tokens from the replica's ranks and send
+    the results back (an all-to-all pair with EP, else an all-gather + reduce-scatter,
+    the bytes of one all-reduce)."""
     arch = job.arch
     layers = arch.layers / lay.pp
     size = per_iter * arch.hidden * ACTIVATION_BYTES
     tp_link = group_link(lay.tp, 1, node, device, eff)
     reduce = all_reduce(size, lay.tp, tp_link, eff)
-    if lay.ep > 1 and job.moe:
-        a2a = all_to_all(size * arch.top_k, lay.ep, 1, node, device, eff)
-        per_layer = reduce + 2 * a2a
-    else:
-        per_layer = 2 * reduce
+    expert = 2 * all_to_all(size * arch.top_k, lay.ep, 1, node, device, eff) \
+        if lay.ep > 1 and job.moe else reduce
+    if lay.attn_dp:
+        return iters * moe_layers(arch) / lay.pp * expert
+    per_layer = reduce + expert if job.moe else 2 * reduce
     return iters * layers * per_layer
 
 
