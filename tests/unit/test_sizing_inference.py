@@ -77,12 +77,13 @@ def test_kv_capacity_of_70b_fp8_at_tp2_under_each_engine_rule() -> None:
     8192 tokens x (8192 + 28672) x 2 B x 2 = 3,221,225,472 + 1,207,959,552 B; KV 163,840 / 2
     = 81,920 B per token per GPU.
     TensorRT-LLM: 0.9 x (85,520,809,984 - 39,706,038,272) = 41,233,294,540.8 B -> 503,336
-    tokens. vLLM: 0.9 x 85,520,809,984 - 39,706,038,272 = 37,262,690,713.6 B -> 454,866."""
+    tokens. vLLM (run with --kv-cache-dtype fp8; its default keeps a bf16 cache):
+    0.9 x 85,520,809,984 - 39,706,038,272 = 37,262,690,713.6 B -> 454,866."""
     inf = EFF.inference
     assert (inf.runtime_reserve_gib, inf.max_num_tokens) == (3, 8192)
     assert inf.trtllm_free_memory_fraction == inf.vllm_gpu_memory_utilization == 0.9
     trt = InferenceJob(LLAMA3_70B, "fp8", 1000, 1000)
-    vllm = replace(trt, engine="vllm")
+    vllm = replace(trt, engine="vllm", kv_cache_dtype="fp8")
     assert weights_per_gpu(trt, Layout(2)) == 35_276_853_248
     assert kv_capacity_tokens(trt, Layout(2), H100_SMI, EFF) == 503_336
     assert kv_capacity_tokens(vllm, Layout(2), H100_SMI, EFF) == 454_866

@@ -40,11 +40,33 @@ class InferenceJob:
     kv_fraction: float | None = None
     """The engine's KV-cache memory fraction when the run states one (else the engine's
     default from efficiency.yaml)."""
+    kv_cache_dtype: str | None = None
+    """``"fp8"`` or ``"bf16"`` when the run states its KV-cache dtype; else the engine's
+    default (``kv_bytes``)."""
+    max_batch: int | None = None
+    """The engine's ``max_batch_size`` when the run sets one (per attention-DP rank);
+    else efficiency.yaml's ``inference.max_batch``."""
+    max_num_tokens: int | None = None
+    """The engine's ``max_num_tokens`` per iteration when the run sets one (per
+    attention-DP rank); else efficiency.yaml's ``inference.max_num_tokens``."""
 
     @property
     def value_bytes(self) -> float:
-        """Bytes per weight and per KV value (fp8 weights and KV cache: 1 byte)."""
+        """Bytes per weight (fp8 weights: 1 byte)."""
         return 1.0 if self.precision == "fp8" else 2.0
+
+    @property
+    def kv_bytes(self) -> float:
+        """Bytes per cached K/V value. Stated dtype first; else the engine's default:
+        TensorRT-LLM stores the KV cache in fp8 for an fp8 (per-tensor) checkpoint
+        (trtllm-bench maps quant_algo FP8 to kv_cache_dtype fp8; ``trtllm-bench build
+        --quantization FP8`` forces it), vLLM's ``kv_cache_dtype="auto"`` keeps the
+        model's activation dtype (bf16) whatever the weights."""
+        if self.kv_cache_dtype is not None:
+            return 1.0 if self.kv_cache_dtype == "fp8" else 2.0
+        if self.engine == "vllm":
+            return 2.0
+        return self.value_bytes
 
     @property
     def moe(self) -> bool:

@@ -37,9 +37,10 @@ ACTIVATION_BYTES = 2.0
 
 
 def kv_cache_bytes_per_token(job: InferenceJob) -> float:
-    """KV bytes of one token over every layer, in the job's KV precision: GQA's K and V
-    (2*L*g*d_h) or MLA's compressed latent (``model/kvcache.py``, the one formula)."""
-    return kvcache.kv_cache_bytes_per_token(job.arch, job.value_bytes)
+    """KV bytes of one token over every layer, in the job's KV-cache dtype
+    (``InferenceJob.kv_bytes``): GQA's K and V (2*L*g*d_h) or MLA's compressed latent
+    (``model/kvcache.py``, the one formula)."""
+    return kvcache.kv_cache_bytes_per_token(job.arch, job.kv_bytes)
 
 
 def expert_weights_per_gpu(job: InferenceJob, lay: Layout) -> float:
@@ -77,13 +78,28 @@ def kv_per_token_per_gpu(job: InferenceJob, lay: Layout) -> float:
     return kv_cache_bytes_per_token(job) / (split * lay.pp)
 
 
+def batch_limit(job: InferenceJob, lay: Layout, eff: Efficiency) -> int:
+    """Sequences the engine's ``max_batch_size`` lets one replica run: the limit is per
+    scheduler, and under attention DP every one of the ``tp`` ranks schedules its own."""
+    limit = job.max_batch or eff.inference.max_batch
+    return limit * (lay.tp if lay.attn_dp else 1)
+
+
+def token_limit(job: InferenceJob, lay: Layout, eff: Efficiency) -> int:
+    """Tokens one engine iteration of the replica may carry (``max_num_tokens``, per
+    scheduler like ``batch_limit``)."""
+    limit = job.max_num_tokens or eff.inference.max_num_tokens
+    return limit * (lay.tp if lay.attn_dp else 1)
+
+
 def runtime_bytes(job: InferenceJob, lay: Layout, eff: Efficiency) -> float:
     """CUDA context, NCCL and GEMM workspaces, plus the activation buffers of one engine
     iteration (``max_num_tokens`` tokens through the widest layer: the hidden state and the
     MLP's intermediate, split over t)."""
     inf, arch = eff.inference, job.arch
     width = arch.hidden + arch.ffn * (2 if arch.swiglu else 1) / lay.tp
-    return inf.runtime_reserve_gib * GIB + inf.max_num_tokens * width * ACTIVATION_BYTES * 2
+    tokens = job.max_num_tokens or inf.max_num_tokens
+    return inf.runtime_reserve_gib * GIB + tokens * width * ACTIVATION_BYTES * 2
 
 
 def hbm_bytes(device: Device) -> float:
@@ -119,4 +135,4 @@ def tokens_held(job: InferenceJob) -> float:
 def max_batch(job: InferenceJob, lay: Layout, device: Device, eff: Efficiency) -> int:
     """Sequences in flight the KV cache admits (capped by the engine's batch limit)."""
     held = int(kv_capacity_tokens(job, lay, device, eff) // tokens_held(job))
-    return max(0, min(eff.inference.max_batch, held))
+    return max(0, min(batch_limit(job, lay, eff), held))
