@@ -12,7 +12,7 @@ from benchmarks.calibration import load_cases
 from benchmarks.calibration_inference import _kv_dtype, bench_limits
 from generator.catalog.load import default_catalog
 from generator.sizing.inference import InferenceJob, Layout, kv_cache_bytes_per_token
-from generator.sizing.inference.memory import batch_limit, token_limit
+from generator.sizing.inference.memory import batch_limit, engine_limits, token_limit
 from generator.sizing.inference.steps import (
     attention_rate,
     attention_s,
@@ -75,12 +75,23 @@ def test_engine_limits_are_per_scheduler() -> None:
     """A stated max_batch_size / max_num_tokens replaces the defaults (2048 / 8192); under
     attention DP each of the t ranks schedules its own (DeepSeek-R1 blog: 128 per rank)."""
     j = InferenceJob(MIXTRAL_8X7B, "fp8", 1024, 2048, max_batch=128, max_num_tokens=1151)
-    assert (batch_limit(j, Layout(8), EFF), token_limit(j, Layout(8), EFF)) == (128, 1151)
+    tp = Layout(8)
+    assert (batch_limit(j, tp, H100, EFF), token_limit(j, tp, H100, EFF)) == (128, 1151)
     dp = Layout(8, 1, 8, attn_dp=True)
-    assert (batch_limit(j, dp, EFF), token_limit(j, dp, EFF)) == (1024, 9208)
+    assert (batch_limit(j, dp, H100, EFF), token_limit(j, dp, H100, EFF)) == (1024, 9208)
     plain = InferenceJob(MIXTRAL_8X7B, "fp8", 1024, 2048)
-    assert (batch_limit(plain, Layout(8), EFF), token_limit(plain, Layout(8), EFF)) == (
-        EFF.inference.max_batch, EFF.inference.max_num_tokens)
+    assert engine_limits(plain, H100, EFF) == (2048, 8192)
+
+
+def test_vllm_default_limits_depend_on_the_gpu() -> None:
+    """vLLM without --max-num-seqs / --max-num-batched-tokens (API server): 1024 / 8192 on
+    an H100 (80 GiB, not an A100), 256 / 2048 on an A100 80GB or an L40S (48 GB)."""
+    cat = default_catalog()
+    j = InferenceJob(LLAMA3_8B, "bf16", 1000, 1000, engine="vllm")
+    assert engine_limits(j, H100, EFF) == (1024, 8192)
+    for gpu in ("a100-sxm-80gb", "l40s-48gb"):
+        assert engine_limits(j, device_from_gpu(cat.gpus[gpu]), EFF) == (256, 2048)
+    assert engine_limits(replace(j, max_batch=64), H100, EFF) == (64, 8192)
 
 
 def test_gemms_and_attention_are_separate_rooflines() -> None:

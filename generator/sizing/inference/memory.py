@@ -78,18 +78,34 @@ def kv_per_token_per_gpu(job: InferenceJob, lay: Layout) -> float:
     return kv_cache_bytes_per_token(job) / (split * lay.pp)
 
 
-def batch_limit(job: InferenceJob, lay: Layout, eff: Efficiency) -> int:
-    """Sequences the engine's ``max_batch_size`` lets one replica run: the limit is per
-    scheduler, and under attention DP every one of the ``tp`` ranks schedules its own."""
-    limit = job.max_batch or eff.inference.max_batch
-    return limit * (lay.tp if lay.attn_dp else 1)
+VLLM_LIMITS = {"large": (1024, 8192), "other": (256, 2048)}
+"""vLLM's ``max_num_seqs`` / ``max_num_batched_tokens`` when the server is started without
+them (``EngineArgs.get_batch_defaults``, OpenAI API server context, vLLM V1): GPUs of at
+least 70 GiB other than the A100 get 1024 / 8192, every other GPU 256 / 2048."""
 
 
-def token_limit(job: InferenceJob, lay: Layout, eff: Efficiency) -> int:
-    """Tokens one engine iteration of the replica may carry (``max_num_tokens``, per
-    scheduler like ``batch_limit``)."""
-    limit = job.max_num_tokens or eff.inference.max_num_tokens
-    return limit * (lay.tp if lay.attn_dp else 1)
+def engine_limits(job: InferenceJob, device: Device, eff: Efficiency) -> tuple[int, int]:
+    """(batch, tokens per iteration) one scheduler allows: the run's stated limits, else
+    the engine's defaults (TensorRT-LLM: efficiency.yaml's ``max_batch`` /
+    ``max_num_tokens``, its LLM API defaults 2048 / 8192; vLLM: ``VLLM_LIMITS``)."""
+    inf = eff.inference
+    default = (inf.max_batch, inf.max_num_tokens)
+    if job.engine == "vllm":
+        large = hbm_bytes(device) >= 70 * GIB and not device.id.startswith("a100")
+        default = VLLM_LIMITS["large" if large else "other"]
+    return job.max_batch or default[0], job.max_num_tokens or default[1]
+
+
+def batch_limit(job: InferenceJob, lay: Layout, device: Device, eff: Efficiency) -> int:
+    """Sequences the engine lets one replica run: the limit is per scheduler, and under
+    attention DP every one of the ``tp`` ranks schedules its own."""
+    return engine_limits(job, device, eff)[0] * (lay.tp if lay.attn_dp else 1)
+
+
+def token_limit(job: InferenceJob, lay: Layout, device: Device, eff: Efficiency) -> int:
+    """Tokens one engine iteration of the replica may carry (per scheduler, like
+    ``batch_limit``)."""
+    return engine_limits(job, device, eff)[1] * (lay.tp if lay.attn_dp else 1)
 
 
 def runtime_bytes(job: InferenceJob, lay: Layout, eff: Efficiency) -> float:
@@ -135,4 +151,4 @@ def tokens_held(job: InferenceJob) -> float:
 def max_batch(job: InferenceJob, lay: Layout, device: Device, eff: Efficiency) -> int:
     """Sequences in flight the KV cache admits (capped by the engine's batch limit)."""
     held = int(kv_capacity_tokens(job, lay, device, eff) // tokens_held(job))
-    return max(0, min(batch_limit(job, lay, eff), held))
+    return max(0, min(batch_limit(job, lay, device, eff), held))

@@ -180,7 +180,7 @@ def stage_s(job: InferenceJob, lay: Layout, decode: float, prefill: float, devic
     """One pipeline stage (all of it when pp = 1) over ``decode`` sequences' next token and
     ``prefill`` prompt tokens, chunked into iterations of ``max_num_tokens``."""
     tokens = decode + prefill
-    iters = max(1.0, tokens / token_limit(job, lay, eff))
+    iters = max(1.0, tokens / token_limit(job, lay, device, eff))
     per_iter = tokens / iters
     return (dense_gemm_s(job, lay, decode, prefill, iters, device, eff)
             + expert_gemm_s(job, lay, decode, prefill, per_iter, iters, device, eff)
@@ -194,7 +194,7 @@ def cycle_s(job: InferenceJob, lay: Layout, decode: float, prefill: float, devic
     tokens are processed alongside (see the module docstring for PP)."""
     micro = max(1.0, min(float(lay.pp), decode)) if decode else 1.0
     stage = stage_s(job, lay, decode / micro, prefill / micro, device, node, eff)
-    iters = max(1.0, (decode + prefill) / token_limit(job, lay, eff))
+    iters = max(1.0, (decode + prefill) / token_limit(job, lay, device, eff))
     hand_off = 0.0
     if lay.pp > 1:
         link = group_link(lay.pp, lay.tp, node, device, eff)
