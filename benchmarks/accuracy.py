@@ -68,8 +68,8 @@ def summary(rows: list[Row]) -> dict[str, float]:
 
 def groups(rows: list[Row]) -> dict[str, list[int]]:
     """Row indices per reporting group: every row, the dense training rows (issue 13's
-    targets), every training row, MoE training and inference (issue 14), each category, each
-    coverage tag."""
+    targets), every training row, MoE training (and each MoE publication) and inference
+    (issue 14), each category, each coverage tag."""
     out: dict[str, list[int]] = {"all rows": list(range(len(rows))),
                                  "dense (issue 13 targets)": [], "training": [],
                                  "MoE training": [], "inference": []}
@@ -77,6 +77,7 @@ def groups(rows: list[Row]) -> dict[str, list[int]]:
         out["inference" if r.case.inference is not None else "training"].append(i)
         if is_moe_case(r.case):
             out["MoE training"].append(i)
+            out.setdefault(f"MoE {' '.join(r.case.source.split()[:3])}", []).append(i)
         elif is_dense_case(r.case):
             out["dense (issue 13 targets)"].append(i)
         out.setdefault(f"category {r.case.group}", []).append(i)
