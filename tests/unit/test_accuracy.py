@@ -150,25 +150,21 @@ def test_worst_rows(rows: list[Row]) -> None:
     assert not misses, f"known misses got worse: {misses}"
 
 
-MOE_IN_SAMPLE_MEDIAN = 0.13
-MOE_IN_SAMPLE_WITHIN20 = 0.60
-"""What the MoE stage reaches in-sample (11.1 %, 62 %): issue 13's targets are missed, the
-misses are named below; these hold the figures against regression."""
+MOE_IN_SAMPLE_MEDIAN = 0.08
+MOE_IN_SAMPLE_WITHIN20 = 0.75
+"""What the MoE stage reaches in-sample (6.9 %, 75 %) on its 20 scored rows (superseded
+rows are neither fitted nor scored, benchmarks/superseded.py): the median meets issue 13's
+target, the share within 20 % misses it; the misses are named in SOURCES-moe-inference.md.
+These hold the figures against regression."""
 MOE_ROW_LIMIT = 0.40
-CONTAINER = "Megatron-Bridge's older container runs this layout {:.1f}x slower than its newer"
-MOE_MISSES = {
-    "M5": CONTAINER.format(1.7) + " one (M4: 25.11 vs 26.02.01, same model and GPUs)",
-    "M1": "Megatron-Bridge GPT-OSS on H100 (attention sinks) runs 24 % slower than AutoModel's "
-          "on the same 64 GPUs (M22); podplan models no attention-sink kernel",
-    "M2": "as M1 (older container, bigger micro-batch)",
-}
+MOE_MISSES: dict[str, str] = {}
 """MoE rows beyond MOE_ROW_LIMIT and why; held to KNOWN_MISS_LIMIT."""
 
 
 def test_moe_rows_hold_their_fit(rows: list[Row]) -> None:
     """The MoE stage against its recorded in-sample figures, row by row."""
     moe = [r for r in rows if is_moe_case(r.case)]
-    assert len(moe) == 24
+    assert len(moe) == 20
     s = summary(moe)
     assert s["median"] <= MOE_IN_SAMPLE_MEDIAN
     assert s["within20"] >= MOE_IN_SAMPLE_WITHIN20
@@ -195,9 +191,10 @@ def test_recorded_cross_validation_matches_the_data_and_holds(rows: list[Row]) -
     assert scores["inference"]["within_20pct"] >= INFERENCE_LOSO_WITHIN20
 
 
-MOE_LOSO_MEDIAN = 0.65
-"""The MoE stage cross-validated (60 %): one publication (Megatron-Bridge) holds 16 of the
-24 rows and every B200 row, so its fold fits the MoE physics on 8 rows of other stacks."""
+MOE_LOSO_MEDIAN = 0.25
+"""The MoE stage cross-validated (22.1 %, 50 % within 20 %): Megatron-Bridge holds 9 of the
+20 scored rows and every B200 row, so its fold fits the MoE physics on 11 rows of other
+publications and none on a B200 (its B200 fraction stays at the prior)."""
 
 
 def test_far_better_than_the_seed_rule(rows: list[Row]) -> None:
