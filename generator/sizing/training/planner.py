@@ -315,13 +315,16 @@ class Searcher:
     def refine_partial(self, scan: _Scan) -> None:
         """Turn full recompute into the fewest recomputed layers that fit, but only where
         that could reach the top ranks: a layout's time without any recompute bounds what
-        partial recompute can achieve, so the rest are left as they are."""
+        partial recompute can achieve, so the rest are left as they are. The bar is the
+        KEEP-th best of the layouts' current times, one per layout (refining one
+        replaces its time: counting both would let fewer than KEEP layouts make the bar)."""
         fitting = scan.fitting
-        times = sorted(e.step_s for e in fitting)  # superseded times stay: a looser bar
+        times = sorted(e.step_s for e in fitting)
         for bound, i, base, m in sorted(scan.partial):
             if len(times) >= KEEP and bound >= times[KEEP - 1]:
                 break
             lay = self.fewest_recomputed(fitting[i].layout, base, m)
+            del times[bisect.bisect_left(times, fitting[i].step_s)]
             fitting[i] = Evaluated(lay, self.memory(lay), True, self.step(lay))
             bisect.insort(times, fitting[i].step_s)
 
