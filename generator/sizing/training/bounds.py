@@ -56,29 +56,41 @@ def unpiped(s: Searcher, frame: Layout, mbs: int, rc: str = "none", k: int = 0
     return got
 
 
+def interleavings(s: Searcher, pp: int, m: int) -> tuple[tuple[int, ...], float]:
+    """The vp choices of a p-stage pipeline running m micro-batches (they depend on m only
+    through whether p divides it) and the bubble's share of a micro-batch at the deepest."""
+    key = (pp, m % pp == 0)
+    got = s.bubbles.get(key)
+    if got is None:
+        vps = tuple(vp_choices(s.job, pp, m, s.pins, s.fw))
+        got = s.bubbles[key] = (vps, (pp - 1) / max(vps))
+    return got
+
+
+Batch = tuple[int, int, tuple[int, ...], float]
+"""(micro-batch size b, micro-batches m, vp choices, bubble share at the deepest vp)."""
+
+
+def batches(s: Searcher, pp: int, dp: int) -> list[Batch]:
+    """The micro-batch sizes a p-stage pipeline with d data-parallel ranks can run, smallest
+    first (the same for every tp, cp and expert split: kept)."""
+    got = s.batches.get((pp, dp))
+    if got is None:
+        got = s.batches[(pp, dp)] = []
+        for mbs in mbs_choices(s.job, dp, s.pins):
+            m = max(1, s.job.global_batch // (dp * mbs))
+            got.append((mbs, m, *interleavings(s, pp, m)))
+    return got
+
+
 def quick(s: Searcher, frame: Layout) -> float:
     """A floor under every variant of the frame without looking at memory: at each
     micro-batch size, m ``unpiped`` micro-batches without recompute and the bubble at the
     deepest interleaving allowed, plus the fixed overhead. Cheap (everything is kept
     across sizes), so every frame gets it and frames are taken in its order."""
-    job, pins = s.job, s.pins
-    pp, dp = frame.pp, frame.dp
-    head = (frame.tp, pp, frame.cp, frame.shard, frame.ep, frame.etp)
-    times = s.quick.get(head)
-    if times is None or not s.cache_mb:
-        times = s.quick[head] = {}
-    bubbles = s.bubbles
     low = math.inf
-    for mbs in mbs_choices(job, dp, pins):
-        m = max(1, job.global_batch // (dp * mbs))
-        interleaved = m % pp == 0
-        share = bubbles.get((pp, interleaved))
-        if share is None:
-            share = bubbles[(pp, interleaved)] = (pp - 1) / max(
-                vp_choices(job, pp, m, pins, s.fw))
-        w = times.get(mbs)
-        if w is None:
-            w = times[mbs] = unpiped(s, frame, mbs).total
+    for mbs, m, _, share in batches(s, frame.pp, frame.dp):
+        w = unpiped(s, frame, mbs).total
         low = min(low, m * w + share * w)
     return low + s.fw.step_overhead_s
 
@@ -93,11 +105,10 @@ class Shape:
 
     def __init__(self, s: Searcher, frame: Layout, mbs: int, m: int) -> None:
         self.s, self.m = s, m
-        self.vps = tuple(vp_choices(s.job, frame.pp, m, s.pins, s.fw))
-        self.share = (frame.pp - 1) / max(self.vps)
-        """The bubble's share of a micro-batch at the deepest interleaving."""
+        self.vps, self.share = interleavings(s, frame.pp, m)
         vp = 1 if 1 in self.vps else max(self.vps)  # vp > 1 holds 1 + (p-1)/(p*v) in flight
-        self.roomiest = frame._replace(vp=vp, mbs=mbs)
+        self.roomiest = Layout(frame.tp, frame.pp, frame.dp, frame.cp, vp, mbs, "none", 0,
+                               frame.shard, frame.ep, frame.etp)
         self.acts: list[float] = []
         """The roomiest variant's activations at ``s.recomputes[i]``."""
         self.layers: dict[int, float] = {}
@@ -109,6 +120,15 @@ class Shape:
             lay = s.with_recompute(self.roomiest, s.recomputes[len(acts)])
             acts.append(s.activations(lay, self.m))
         return acts[i]
+
+    def room(self, k: int) -> float:
+        """The roomiest variant's activations with k layers per stage recomputed in full."""
+        act = self.layers.get(k)
+        if act is None:
+            r = self.roomiest
+            lay = Layout(r.tp, r.pp, r.dp, r.cp, r.vp, r.mbs, "full", k, r.shard, r.ep, r.etp)
+            act = self.layers[k] = self.s.activations(lay, self.m)
+        return act
 
     def lightest(self, base: float) -> int:
         """Index of the lightest recompute level that fits beside ``base`` bytes of states
@@ -123,16 +143,12 @@ class Shape:
     def fewest(self, base: float) -> int:
         """Fewest layers the roomiest variant must recompute beside ``base`` bytes of
         states (``Searcher.fewest_recomputed``'s bisection and test; 0 = all, as there)."""
-        s, roomiest = self.s, self.roomiest
-        layers = roomiest.stage_layers(s.job.arch.layers)
+        s = self.s
+        layers = self.roomiest.stage_layers(s.job.arch.layers)
         lo, hi = 1, layers
         while lo < hi:
             mid = (lo + hi) // 2
-            act = self.layers.get(mid)
-            if act is None:
-                lay = roomiest._replace(recompute="full", recompute_layers=mid)
-                act = self.layers[mid] = s.activations(lay, self.m)
-            if base + act <= s.limit:
+            if base + self.room(mid) <= s.limit:
                 hi = mid
             else:
                 lo = mid + 1
@@ -183,21 +199,20 @@ def survey(s: Searcher, frame: Layout, base: float) -> list[Row]:
     """The frame's micro-batch sizes, smallest first, up to the first at which nothing fits
     (activations grow with b: where ``Searcher.scan_shard`` stops), each at its floor
     without recompute: exact where that fits, else until ``refine``."""
-    job, shapes = s.job, s.shapes
-    pp, dp = frame.pp, frame.dp
+    shapes, pp, limit = s.shapes, frame.pp, s.limit
     head = (frame.tp, pp, frame.cp, frame.shard, frame.ep, frame.etp)
     rows = []
-    for mbs in mbs_choices(job, dp, s.pins):
-        m = max(1, job.global_batch // (dp * mbs))
+    for mbs, m, _, _ in batches(s, pp, frame.dp):
         key = (*head, mbs, min(pp, m), m % pp == 0)
         shape = shapes.get(key)
         if shape is None:
             shape = shapes[key] = Shape(s, frame, mbs, m)
-        lightest = shape.lightest(base)
+        acts = shape.acts
+        lightest = 0 if acts and base + acts[0] <= limit else shape.lightest(base)
         if lightest < 0:
             break
-        exact = s.recomputes[lightest] == "none"
-        rows.append(Row(mbs, m, shape, lightest, unpiped(s, frame, mbs), exact))
+        none = s.recomputes[lightest] == "none"
+        rows.append(Row(mbs, m, shape, lightest, unpiped(s, frame, mbs), none))
     return rows
 
 
@@ -207,13 +222,16 @@ def refine(s: Searcher, frame: Layout, base: float, rows: list[Row], bar: float)
     above ``bar``: then the frame cannot rank anyway). Rows that cannot be the lowest keep
     their cheaper floor: the frame may be dropped before they matter."""
     fixed = s.fw.step_overhead_s
+    lows = [row.low(fixed) for row in rows]
     while True:
-        row = min(rows, key=lambda r: r.low(fixed))
-        low = row.low(fixed)
+        low = min(lows)
+        i = lows.index(low)
+        row = rows[i]
         if row.exact or low > bar:
             return low
         row.fastest = row.shape.fastest(base, frame, row.lightest)
         row.exact = True
+        lows[i] = row.low(fixed)
 
 
 def floor(s: Searcher, frame: Layout, row: Row) -> float:

@@ -118,11 +118,12 @@ class Searcher:
         self._states: dict[tuple[int, ...], tuple[float, float, float]] = {}
         self._per_step: dict[tuple[int, ...], tuple[float, float]] = {}
         self._fewest: dict[tuple[Layout, int], Layout] = {}
+        self._variants: dict[tuple[int, int], int] = {}
         self.shapes: dict[tuple[object, ...], bounds.Shape] = {}
         """The branch and bound's micro-batch shapes, kept across sizes."""
         self.unpiped: dict[tuple[object, ...], MicrobatchTime] = {}
-        self.bubbles: dict[tuple[int, bool], float] = {}
-        self.quick: dict[tuple[int, ...], dict[int, float]] = {}
+        self.bubbles: dict[tuple[int, bool], tuple[tuple[int, ...], float]] = {}
+        self.batches: dict[tuple[int, int], list[bounds.Batch]] = {}
 
     def states(
         self, tp: int, pp: int, cp: int, dp: int, shard: int = 0, ep: int = 1, etp: int = 0
@@ -152,10 +153,14 @@ class Searcher:
     def variants(self, pp: int, dp: int) -> int:
         """Layouts of a frame at its smallest micro-batch (those the search would have tried
         before giving up on larger ones), for the rejection count."""
-        job, pins = self.job, self.pins
-        mbs = min(mbs_choices(job, dp, pins))
-        m = max(1, job.global_batch // (dp * mbs))
-        return len(vp_choices(job, pp, m, pins, self.fw)) * len(self.recomputes)
+        got = self._variants.get((pp, dp))
+        if got is None:
+            job, pins = self.job, self.pins
+            mbs = min(mbs_choices(job, dp, pins))
+            m = max(1, job.global_batch // (dp * mbs))
+            got = self._variants[(pp, dp)] = len(vp_choices(job, pp, m, pins, self.fw)) * len(
+                self.recomputes)
+        return got
 
     def with_recompute(self, lay: Layout, rc: str) -> Layout:
         """``lay`` at recompute level ``rc`` (a pinned layer count goes with "full")."""
@@ -264,7 +269,8 @@ class Searcher:
     def too_big(self, scan: _Scan, frame: Layout, base: float) -> None:
         """Count a frame whose states alone overflow (all its variants are too big)."""
         scan.too_big += self.variants(frame.pp, frame.dp)
-        scan.note_tight(base, frame._replace(recompute=self.recomputes[-1]))
+        if scan.tightest is None or base < scan.tightest[0]:
+            scan.note_tight(base, frame._replace(recompute=self.recomputes[-1]))
 
     def scan_shard(self, scan: _Scan, frame: Layout) -> None:
         """The variants of one frame with one ZeRO-3 shard group (0 = all of dp) and one
