@@ -33,6 +33,7 @@ from generator.sizing.model.hardware import device_from_gpu, node_from_server
 from generator.sizing.model.job import Job, steps_for_tokens
 from generator.sizing.training.layouts import Pins, layouts
 from generator.sizing.training.planner import Searcher, SizeResult
+from generator.sizing.training.scan import paused_gc
 
 T = TypeVar("T")
 TARGET_S = 1.0
@@ -115,14 +116,16 @@ def searcher(framework: str = "megatron", job: Job | None = None) -> Searcher:
 
 
 def sweep(nodes: int = 1024, framework: str = "megatron", job: Job | None = None) -> Sweep:
-    """Best layouts on every node count 1..``nodes``, one searcher (as ``plan`` uses one)."""
+    """Best layouts on every node count 1..``nodes``, one searcher with the cycle collector
+    held (as ``plan`` searches sizes)."""
     s = searcher(framework, job)
     results: dict[int, SizeResult] = {}
     visited = 0
-    for n in range(1, nodes + 1):
-        res = s.size(8 * n)
-        results[n] = res
-        visited += sum(res.rejected.values()) + len(res.ranked)
+    with paused_gc():
+        for n in range(1, nodes + 1):
+            res = s.size(8 * n)
+            results[n] = res
+            visited += sum(res.rejected.values()) + len(res.ranked)
     return Sweep(results, visited, s.evaluated)
 
 

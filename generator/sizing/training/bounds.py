@@ -37,7 +37,8 @@ from generator.sizing.training.layouts import mbs_choices, vp_choices
 from generator.sizing.training.steptime import MicrobatchTime, assemble
 
 if TYPE_CHECKING:
-    from generator.sizing.training.planner import Searcher, _Scan
+    from generator.sizing.training.planner import Searcher
+    from generator.sizing.training.scan import Scan
 
 
 def unpiped(s: Searcher, frame: Layout, mbs: int, rc: str = "none", k: int = 0
@@ -245,7 +246,7 @@ def floor(s: Searcher, frame: Layout, row: Row) -> float:
 Entry = tuple[float, int, Layout, float, list[Row] | None]
 
 
-def scan_bounded(s: Searcher, scan: _Scan, frames: list[Layout]) -> None:
+def scan_bounded(s: Searcher, scan: Scan, frames: list[Layout]) -> None:
     """Best first. Every frame whose states fit is queued at its ``quick`` floor. Taken
     from the queue, a frame is surveyed and its rows that may rank get their memory-forced
     recompute (``refine``); it goes back unless it stays the lowest (or nothing is ranked
@@ -282,7 +283,7 @@ def scan_bounded(s: Searcher, scan: _Scan, frames: list[Layout]) -> None:
         scan_rows(s, scan, frame, base, rows)
 
 
-def scan_rows(s: Searcher, scan: _Scan, frame: Layout, base: float, rows: list[Row]) -> None:
+def scan_rows(s: Searcher, scan: Scan, frame: Layout, base: float, rows: list[Row]) -> None:
     """Scan the variants of a frame's rows whose floors are not above the bar."""
     fixed = s.fw.step_overhead_s
     for row in rows:

@@ -2,7 +2,9 @@
 
 For each candidate GPU count the planner walks the layouts ``layouts.py`` enumerates
 (honouring every pin), prunes by memory before timing, counts why layouts were rejected and
-keeps the best few. Choice: with a deadline, the fewest GPUs that meet it (then the fastest
+keeps the best few; an MoE search with EP, many times larger, is branch and bound
+(``bounds.py``: skips what provably cannot rank, same ranking as the exhaustive mode).
+Choice: with a deadline, the fewest GPUs that meet it (then the fastest
 layout); without one, the fewest GPUs on which anything fits (then the fastest layout). A
 job that fits nowhere is an answer, not an exception: the leanest layout is kept so that the
 report can say which memory term is too large.
@@ -11,8 +13,6 @@ report can say which memory term is too large.
 from __future__ import annotations
 
 import bisect
-import heapq
-import math
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -38,6 +38,8 @@ from generator.sizing.training.memory import (
     training_memory,
     usable_bytes,
 )
+from generator.sizing.training.scan import KEEP, Scan, paused_gc
+from generator.sizing.training.scan import Evaluated as Evaluated  # re-exported
 from generator.sizing.training.steptime import (
     MicrobatchTime,
     StepTime,
@@ -47,22 +49,6 @@ from generator.sizing.training.steptime import (
     optimizer_time,
     step_time,
 )
-
-KEEP = 4
-
-
-@dataclass(frozen=True, slots=True)
-class Evaluated:
-    """A layout with its memory and step time."""
-
-    layout: Layout
-    memory: MemoryTerms
-    fits: bool
-    step: StepTime
-
-    @property
-    def step_s(self) -> float:
-        return self.step.total
 
 
 @dataclass
@@ -228,7 +214,7 @@ class Searcher:
         with b).
         """
         out = SizeResult(gpus)
-        scan = _Scan()
+        scan = Scan()
         shards = [frame for tp, cp, pp, dp in frames(self.job, gpus, self.node, self.pins,
                                                     self.eff, out.rejected)
                   for frame in self.frame_shards(tp, cp, pp, dp)]
@@ -266,13 +252,13 @@ class Searcher:
         return (self.job.arch.moe and self.pins.ep is None and self.fw.runs("ep")
                 and not self.exhaustive)
 
-    def too_big(self, scan: _Scan, frame: Layout, base: float) -> None:
+    def too_big(self, scan: Scan, frame: Layout, base: float) -> None:
         """Count a frame whose states alone overflow (all its variants are too big)."""
         scan.too_big += self.variants(frame.pp, frame.dp)
         if scan.tightest is None or base < scan.tightest[0]:
             scan.note_tight(base, frame._replace(recompute=self.recomputes[-1]))
 
-    def scan_shard(self, scan: _Scan, frame: Layout) -> None:
+    def scan_shard(self, scan: Scan, frame: Layout) -> None:
         """The variants of one frame with one ZeRO-3 shard group (0 = all of dp) and one
         expert split."""
         job, pins = self.job, self.pins
@@ -288,7 +274,7 @@ class Searcher:
             if not any(fits):
                 return
 
-    def lightest(self, scan: _Scan, base: float, lay: Layout, m: int) -> bool:
+    def lightest(self, scan: Scan, base: float, lay: Layout, m: int) -> bool:
         """Add the lightest recompute level that fits (if any); say whether one did. When
         the scan prunes, a layout whose time (with the fewest recomputed layers that fit)
         is above the ranking's bar is not kept: it cannot rank."""
@@ -318,7 +304,7 @@ class Searcher:
             return True
         return False
 
-    def refine_partial(self, scan: _Scan) -> None:
+    def refine_partial(self, scan: Scan) -> None:
         """Turn full recompute into the fewest recomputed layers that fit, but only where
         that could reach the top ranks: a layout's time without any recompute bounds what
         partial recompute can achieve, so the rest are left as they are. The bar is the
@@ -333,41 +319,6 @@ class Searcher:
             del times[bisect.bisect_left(times, fitting[i].step_s)]
             fitting[i] = Evaluated(lay, self.memory(lay), True, self.step(lay))
             bisect.insort(times, fitting[i].step_s)
-
-
-@dataclass
-class _Scan:
-    """What one size's search collects."""
-
-    fitting: list[Evaluated] = field(default_factory=list)
-    tightest: tuple[float, Layout] | None = None
-    too_big: int = 0
-    partial: list[tuple[float, int, float, int]] = field(default_factory=list)
-    """Full-recompute layouts that partial recompute could speed up: (time bound, index in
-    ``fitting``, state bytes, micro-batches)."""
-    slower: int = 0
-    """Variants skipped because a floor under their time was above the ranking's bar."""
-    prune: bool = False
-    """Branch and bound: layouts whose time is above the bar are not kept."""
-
-    best: list[float] = field(default_factory=list)
-    """The KEEP best step times so far, negated (a max-heap)."""
-
-    def add(self, e: Evaluated) -> None:
-        self.fitting.append(e)
-        if len(self.best) < KEEP:
-            heapq.heappush(self.best, -e.step_s)
-        elif e.step_s < -self.best[0]:
-            heapq.heapreplace(self.best, -e.step_s)
-
-    def bar(self) -> float:
-        """The ``KEEP``-th best step time so far (partial recompute only lowers it later,
-        so a layout slower than it now can never rank); infinite until KEEP fit."""
-        return -self.best[0] if len(self.best) >= KEEP else math.inf
-
-    def note_tight(self, total: float, lay: Layout) -> None:
-        if self.tightest is None or total < self.tightest[0]:
-            self.tightest = (total, lay)
 
 
 def search_size(
@@ -399,10 +350,17 @@ def plan(
 ) -> Plan:
     """Pick the GPU count and layout (see the module docstring for the rule)."""
     pins = pins or Pins()
-    seconds_of = duration or (lambda e: e.step_s * job.steps)
+    with paused_gc():
+        return _plan(job, sizes, Searcher(job, device, node, eff, pins), deadline_s,
+                     duration or (lambda e: e.step_s * job.steps))
+
+
+def _plan(
+    job: Job, sizes: Iterable[int], searcher: Searcher, deadline_s: float | None,
+    seconds_of: Duration,
+) -> Plan:
     fastest: tuple[float, SizeResult] | None = None
     last: SizeResult | None = None
-    searcher = Searcher(job, device, node, eff, pins)
     for n in sizes:
         res = last = searcher.size(n)
         if res.best is None:
