@@ -21,7 +21,7 @@ import math
 import statistics
 import sys
 
-from benchmarks.calibration import load_cases, predict, unscored_rows
+from benchmarks.calibration import load_cases, predict, superseded_cases, unscored_rows
 from benchmarks.crossval import (
     STAGES,
     Budget,
@@ -68,8 +68,8 @@ def summary(rows: list[Row]) -> dict[str, float]:
 
 def groups(rows: list[Row]) -> dict[str, list[int]]:
     """Row indices per reporting group: every row, the dense training rows (issue 13's
-    targets), every training row, MoE training and inference (issue 14), each category, each
-    coverage tag."""
+    targets), every training row, MoE training (and each MoE publication) and inference
+    (issue 14), each category, each coverage tag."""
     out: dict[str, list[int]] = {"all rows": list(range(len(rows))),
                                  "dense (issue 13 targets)": [], "training": [],
                                  "MoE training": [], "inference": []}
@@ -77,6 +77,7 @@ def groups(rows: list[Row]) -> dict[str, list[int]]:
         out["inference" if r.case.inference is not None else "training"].append(i)
         if is_moe_case(r.case):
             out["MoE training"].append(i)
+            out.setdefault(f"MoE {' '.join(r.case.source.split()[:3])}", []).append(i)
         elif is_dense_case(r.case):
             out["dense (issue 13 targets)"].append(i)
         out.setdefault(f"category {r.case.group}", []).append(i)
@@ -145,6 +146,19 @@ def verdict(name: str, rows: list[Row], label: str = "") -> str:
             f"target median <= {100 * median:.0f} % and >= {100 * within:.0f} % within: {status}")
 
 
+def format_superseded(eff: Efficiency) -> str:
+    """The superseded rows (benchmarks/superseded.py) with the error the shipped parameters
+    give them: shown, so nothing is hidden, but neither fitted nor scored."""
+    lines = ["superseded (the same job re-measured with a newer release of the same stack; "
+             "not fitted, not scored):"]
+    for case, newer in superseded_cases(eff):
+        err = predict(case, eff).value / case.measured - 1.0
+        lines.append(f"  {case.id:>4} {case.model[:16]:<16} {case.gpus:>5} GPUs  measured "
+                     f"{_fmt(case.measured):>8} {UNITS[case.metric]:<9} error {100 * err:+6.1f} %"
+                     f"  superseded by {newer}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--in-sample-only", action="store_true",
@@ -172,8 +186,10 @@ def main(argv: list[str] | None = None) -> int:
             print(verdict("leave-one-source-out", [r for r in loso if stage.selects(r.case)],
                           stage.name))
     print()
+    print(format_superseded(default_efficiency()))
     for cid, why in unscored_rows(default_efficiency()):
-        print(f"not scored: {cid:>4}  {why}")
+        if not why.startswith("superseded"):
+            print(f"not scored: {cid:>4}  {why}")
     s = summary(rows)
     print(f"seed formula: median |error| {100 * s['seed_median']:.1f} %, worst "
           f"{100 * s['seed_worst']:.0f} % over {int(s['seed_rows'])} training rows "

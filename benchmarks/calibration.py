@@ -31,7 +31,10 @@ Mapping rules (the same for every row; no row id is special-cased):
   shard group; routing is dropless and force-balanced (capacity factor 1). MoE
   architectures come from the catalog, or from ``moe_models.yaml`` for models the catalog
   does not carry ({moe: id}). B200 rows run on the catalog's B200; DeepSeek's H800 is an
-  H100 whose NVLink is cut to 400 GB/s (200 GB/s per direction).
+  H100 whose NVLink is cut to 400 GB/s (200 GB/s per direction);
+* a training row that a newer software release of the same publication re-measured (same
+  model, GPU, GPU count, precision and sequence length) is superseded: kept in the file,
+  printed with its error, neither fitted nor scored (``superseded.py`` states why).
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from benchmarks.stacks import (
     shard_of,
     stack_of,
 )
+from benchmarks.superseded import superseded
 from generator.catalog.load import Catalog, default_catalog
 from generator.sizing.inference import InferenceJob
 from generator.sizing.model.arch import Architecture, from_catalog, from_inline
@@ -313,12 +317,33 @@ def unscored_rows(eff: Efficiency, catalog: Catalog | None = None) -> list[tuple
     return skipped
 
 
+def superseded_rows() -> dict[str, str]:
+    """Training row id -> the newer row of the same job that supersedes it
+    (``benchmarks/superseded.py``: the rule, and why)."""
+    rows = [r for r in load_rows() if not is_inference(r)]
+    return superseded(rows, {r["id"]: normalise_source(r["source"]) for r in rows})
+
+
+def superseded_cases(eff: Efficiency, catalog: Catalog | None = None) -> list[tuple[Case, str]]:
+    """(case, id of the row superseding it) for every superseded row: printed with their
+    error by ``benchmarks.accuracy``, never fitted or scored."""
+    newer = superseded_rows()
+    cat = catalog or default_catalog()
+    return [(_training_case(row, cat, eff), newer[row["id"]]) for row in load_rows()
+            if row["id"] in newer]
+
+
 def _split_rows(eff: Efficiency, cat: Catalog) -> tuple[list[Case], list[tuple[str, str]]]:
     from benchmarks.calibration_inference import Unscored, inference_case
 
     cases: list[Case] = []
     skipped: list[tuple[str, str]] = []
+    newer = superseded_rows()
     for row in load_rows():
+        if row["id"] in newer:
+            skipped.append((row["id"], f"superseded by {newer[row['id']]} (the same job "
+                                       "measured with a newer release of the same stack)"))
+            continue
         try:
             if is_inference(row):
                 cases.append(inference_case(row, cat))

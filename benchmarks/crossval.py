@@ -43,6 +43,10 @@ class Param:
     low: float
     high: float
     prior: float
+    span_steps: bool = False
+    """Explore by steps of the whole range rather than of the value: for a value whose prior
+    sits near zero (a CPU time of a millisecond in a 0-20 ms range), where relative steps
+    would never leave the region where it does not show."""
 
 
 STEP_OVERHEAD = tuple(f"frameworks.{f}.step_overhead_s" for f in ("nemo", "fsdp"))
@@ -69,7 +73,7 @@ DENSE_PARAMS: tuple[Param, ...] = (
 """The dense stage: the parameters (and priors, and order) of the issue-13 fit."""
 MOE_PARAMS: tuple[Param, ...] = (
     Param(("overlap.ep",), 0.0, 1.0, 0.5),
-    Param(("compute.moe_layer_overhead_s",), 0.0, 0.02, 1e-3),
+    Param(("compute.moe_layer_overhead_s",), 0.0, 0.02, 1e-3, span_steps=True),
     Param(("compute.gemm_efficiency.b200-sxm-180gb",), 0.3, 0.95, 0.6),
 )
 """The MoE stage: physics only MoE rows see (every B200 row is an MoE row)."""
@@ -239,7 +243,8 @@ def nelder_mead(
     simplex = [_clip(list(x0), params)]
     for i in range(n):
         x = list(x0)
-        x[i] = x[i] * (1 + scale) if x[i] else scale * (params[i].high - params[i].low)
+        span = scale * (params[i].high - params[i].low)
+        x[i] = x[i] + span if params[i].span_steps or not x[i] else x[i] * (1 + scale)
         simplex.append(_clip(x, params))
     values = [f(x) for x in simplex]
     for _ in range(iterations):

@@ -56,8 +56,9 @@ COMMENTS: dict[str, list[str]] = {
         "# n = micro-batch tokens per GPU (b*s/cp), w = hidden / tp. fp8_speedup multiplies",
         "# GEMM throughput in fp8 (< 2: casts, amax, bf16 attention). layer_overhead_s: CPU",
         "# time to launch one layer's kernels per micro-batch (hidden unless the GPU is faster);",
-        "# moe_layer_overhead_s: the extra CPU time of an MoE layer (router, permutation, the",
-        "# dispatcher's host sync, grouped-GEMM set-up), hidden likewise.",
+        "# moe_layer_overhead_s: CPU time an MoE layer spends after its dispatcher's host",
+        "# sync (token counts per expert copied to the host), which the GPU waits out: added",
+        "# to the micro-batch's time, never hidden.",
     ],
     "memory": [
         "# usable_fraction applies to the catalog's nominal memory_bytes (vendor GB = 1e9 bytes);",

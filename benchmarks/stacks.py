@@ -36,6 +36,10 @@ def stack_of(row: dict[str, str]) -> str:
     return "megatron"
 
 
+ELEMENTWISE_RECOMPUTE = ("norm/act recompute",)
+"""Megatron's ``--recompute-modules layernorm moe_act``: only norms and the MoE activation
+are recomputed, element-wise passes worth a few per cent of a layer's forward, so the row
+is timed as no recompute (their memory saving is not modelled)."""
 OP_LEVEL_SAC = ("op-level sac", "per-op sac")
 """torchtitan's selective AC: it saves attention outputs and every second matmul's output,
 so recomputing costs about half the layers' forward: timed as full recompute of half the
@@ -47,6 +51,8 @@ def recompute_of(row: dict[str, str]) -> str | None:
     text = (row["method"] + " " + row["work"]).lower()
     if any(w in text for w in OP_LEVEL_SAC):
         return "full"
+    if any(w in text for w in ELEMENTWISE_RECOMPUTE):
+        return "none"
     if any(w in text for w in ("act.ckpt=true", "full recompute", "full ac")):
         return "full"
     if "act.ckpt=false" in text or "recompute not enabled" in row["notes"].lower():

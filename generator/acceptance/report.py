@@ -100,7 +100,8 @@ def _results_table(doc: dict[str, Any]) -> list[str]:
     for r in (r for r in doc["results"] if _shown(r, sizes)):
         m = r["measured"] or {}
         rule = {"at_least": ">=", "at_most": "<=", "equal": "="}[r["pass_if"]]
-        measured = " / ".join(_num(m.get(k)) for k in ("min", "median", "max")) if m else "-"
+        measured = (" / ".join(_num(m.get(k)) for k in ("min", "median", "max")) if m
+                    else "verdict only, no figure" if r["checks"] else "-")
         rows.append(f"| {r['rung']} | {_esc(r['test'])} | {_esc(r['scope'])} | "
                     f"{_esc(r['metric'])} | {_num(r['expected'])} {r['unit']} | {rule} "
                     f"{_num(r['limit'])} ({r['tolerance_pct']:g} %) | {measured} | "

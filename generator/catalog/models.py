@@ -167,6 +167,10 @@ class ModelArchitecture(CatalogItem):
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
     v_head_dim: int | None = None
+    sliding_window: int | None = None
+    """Tokens a sliding-window attention layer attends (HF ``sliding_window``)."""
+    sliding_window_layers: int = 0
+    """Layers using it (HF ``layer_types`` entries ``sliding_attention``)."""
     max_sequence_length: int | None = None
     published_params_b: float | None = None
     published_active_params_b: float | None = None

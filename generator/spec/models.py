@@ -170,6 +170,14 @@ class InlineArchitecture(SpecModel):
         default=None, gt=0, description="MLA: rotary part of each query/key head."
     )
     v_head_dim: int | None = Field(default=None, gt=0, description="MLA: value width per head.")
+    sliding_window: int | None = Field(
+        default=None, gt=0,
+        description="Tokens a sliding-window attention layer attends (GPT-OSS: 128).",
+    )
+    sliding_window_layers: int = Field(
+        default=0, ge=0,
+        description="Layers that use sliding_window; the rest attend the whole sequence.",
+    )
 
     @model_validator(mode="after")
     def _check_shapes(self) -> InlineArchitecture:
@@ -178,6 +186,8 @@ class InlineArchitecture(SpecModel):
         if self.attention is Attention.mla and None in (
                 self.kv_lora_rank, self.qk_rope_head_dim, self.v_head_dim):
             raise ValueError("attention mla needs kv_lora_rank, qk_rope_head_dim and v_head_dim")
+        if self.sliding_window_layers > self.layers:
+            raise ValueError("sliding_window_layers cannot exceed layers")
         if self.first_k_dense_layers >= self.layers and self.experts > 1:
             raise ValueError("first_k_dense_layers must leave at least one MoE layer")
         kv = self.kv_heads or self.attention_heads

@@ -200,3 +200,17 @@ def test_nvidia_smi_saying_it_failed_is_a_node_without_gpus(tmp_path: Path,
     [short] = [s for s in _cmp(run, model).shortfalls if s.subject == "gpu002"]
     assert short.what.startswith("0 of 8 GPUs present (indices none; gpu/gpu002.query.csv:1: "
                                  "NVIDIA-SMI has failed") and short.drain == ("gpu002",)
+
+
+def test_a_verdict_without_a_figure_is_said_in_the_results_table() -> None:
+    """DCGM's memory test may print a verdict and no bandwidth: the row says so, not a bare '-'."""
+    from generator.acceptance.report import _results_table
+    row = {"rung": "hbm_bandwidth", "test": "dcgmi diag", "scope": "per GPU",
+           "metric": "STREAM triad bandwidth", "expected": 2539.0, "unit": "GB/s",
+           "pass_if": "at_least", "limit": 2285.0, "tolerance_pct": 10.0, "measured": None,
+           "passed": 24, "checks": 24, "failed": []}
+    doc = {"design": {"nccl_listed_sizes": []}, "results": [row, {**row, "checks": 0,
+                                                                  "passed": 0}]}
+    lines = _results_table(doc)
+    assert "| verdict only, no figure | 24/24 |" in lines[2]
+    assert lines[3].endswith("| - | 0/0 |")

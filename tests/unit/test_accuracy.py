@@ -151,17 +151,17 @@ def test_worst_rows(rows: list[Row]) -> None:
     assert not misses, f"known misses got worse: {misses}"
 
 
-MOE_IN_SAMPLE_MEDIAN = 0.13
-MOE_IN_SAMPLE_WITHIN20 = 0.60
-"""What the MoE stage reaches in-sample (11.1 %, 62 %): issue 13's targets are missed, the
-misses are named below; these hold the figures against regression."""
+MOE_IN_SAMPLE_MEDIAN = 0.09
+MOE_IN_SAMPLE_WITHIN20 = 0.70
+"""What the MoE stage reaches in-sample (8.6 %, 71 %) on its 24 scored rows (superseded
+rows are neither fitted nor scored, benchmarks/superseded.py): both miss issue 13's
+in-sample targets (8 %, 85 %); the misses are named in SOURCES-moe-inference.md. These
+hold the figures against regression."""
 MOE_ROW_LIMIT = 0.40
-CONTAINER = "Megatron-Bridge's older container runs this layout {:.1f}x slower than its newer"
-MOE_MISSES = {
-    "M5": CONTAINER.format(1.7) + " one (M4: 25.11 vs 26.02.01, same model and GPUs)",
-    "M1": "Megatron-Bridge GPT-OSS on H100 (attention sinks) runs 24 % slower than AutoModel's "
-          "on the same 64 GPUs (M22); podplan models no attention-sink kernel",
-    "M2": "as M1 (older container, bigger micro-batch)",
+MOE_MISSES: dict[str, str] = {
+    "M31": "MLPerf v6.0 GPT-OSS 20B on 64 B200 (-53 %): full-iteration CUDA graphs with "
+           "capacity-padded HybridEP buffers, so no per-MoE-layer host sync, which the fitted "
+           "moe_layer_overhead_s charges on every layer and micro-batch",
 }
 """MoE rows beyond MOE_ROW_LIMIT and why; held to KNOWN_MISS_LIMIT."""
 
@@ -196,9 +196,11 @@ def test_recorded_cross_validation_matches_the_data_and_holds(rows: list[Row]) -
     assert scores["inference"]["within_20pct"] >= INFERENCE_LOSO_WITHIN20
 
 
-MOE_LOSO_MEDIAN = 0.65
-"""The MoE stage cross-validated (60 %): one publication (Megatron-Bridge) holds 16 of the
-24 rows and every B200 row, so its fold fits the MoE physics on 8 rows of other stacks."""
+MOE_LOSO_MEDIAN = 0.25
+"""The MoE stage cross-validated (20.4 %, 50 % within 20 %, worst 65 % on M1): B200 rows now
+come from three publications, yet Megatron-Bridge's fold still comes out fast (+6 to
++65 %): without its rows the per-MoE-layer host-sync time and the B200 fraction are fitted
+on rows that pay less of it (the MLPerf rows run CUDA-graphed without it)."""
 
 
 def test_far_better_than_the_seed_rule(rows: list[Row]) -> None:

@@ -6,6 +6,8 @@ closed forms (they drop the layer norms' weights).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from generator.sizing.model.flops import (
@@ -97,3 +99,21 @@ def test_partial_recompute_scales_the_extra_forward() -> None:
     full = hardware_flops(LLAMA2_7B, "pretrain", 4096, "full").total
     half = hardware_flops(LLAMA2_7B, "pretrain", 4096, "full", fraction=0.5).total
     assert half - base == pytest.approx((full - base) / 2)
+
+
+def test_sliding_window_attention_flops_by_hand() -> None:
+    """gpt-oss-120b (config.json: sliding_window 128, layer_types sliding/full x 18, 64 heads
+    of 64): at s = 4096 the attention core attends 18*4096 + 18*128 = 76,032 keys per query
+    over the layers, so 12 * 76,032 * 4096 = 3.737e9 FLOPs per token instead of the
+    7.248e9 of 36 full layers; below the window every layer attends the whole sequence."""
+    from generator.catalog.load import default_catalog
+    from generator.sizing.model.arch import from_catalog
+    from generator.sizing.model.flops import attention_flops
+
+    arch = from_catalog(default_catalog().models["gpt-oss-120b"])
+    assert (arch.sliding_window, arch.sliding_window_layers) == (128, 18)
+    assert arch.attended_tokens(4096) == 76_032
+    assert attention_flops(arch, 4096) == pytest.approx(3_737_124_864)
+    assert attention_flops(arch, 64) == pytest.approx(12 * 36 * 64 * 4096)
+    full = replace(arch, sliding_window=0)
+    assert attention_flops(full, 4096) == pytest.approx(12 * 36 * 4096 * 4096)

@@ -65,6 +65,35 @@ def test_ep_time_counts_four_all_to_alls_per_moe_layer() -> None:
     assert comm.ep_time(job(), lay._replace(ep=1, etp=0), NODE, DEVICE, EFF) == 0.0
 
 
+def test_moe_post_sync_cpu_time_adds_to_the_gpu_time_by_hand() -> None:
+    """Megatron's token dispatcher copies the tokens per expert to the host and syncs, so
+    the CPU cannot run ahead across an MoE layer: its post-sync CPU time adds. Mixtral
+    (32 layers, all MoE) on PP4 is 8 MoE layers a stage: at 5 ms a layer, 40 ms on top of
+    max(GPU, launch); full recompute repeats the forward's kernels (x 4/3)."""
+    from dataclasses import replace
+
+    from generator.sizing.training.steptime import (
+        busy_time,
+        compute_time,
+        launch_time,
+        moe_sync_time,
+    )
+
+    eff = replace(EFF, compute=replace(EFF.compute, moe_layer_overhead_s=0.005))
+    lay = Layout(tp=1, pp=4, dp=16, cp=1, vp=1, mbs=1, recompute="none", ep=8, etp=1)
+    j = job()
+    assert moe_sync_time(j, lay, eff) == pytest.approx(0.040)
+    gpu, launch = compute_time(j, lay, DEVICE, eff), launch_time(j, lay, eff)
+    assert launch == pytest.approx(8 * EFF.compute.layer_overhead_s)
+    assert busy_time(j, lay, DEVICE, eff) == pytest.approx(max(gpu, launch) + 0.040)
+    full = lay._replace(recompute="full")
+    assert moe_sync_time(j, full, eff) == pytest.approx(0.040 * 4 / 3)
+    dense = Job(name="d", arch=from_catalog(CATALOG.models["llama3-8b"]), kind="pretrain",
+                precision="bf16", framework="megatron", global_batch=256, seq_len=4096,
+                steps=1)
+    assert moe_sync_time(dense, lay._replace(ep=1), eff) == 0.0
+
+
 @settings(max_examples=40, deadline=None)
 @given(model=st.sampled_from(["mixtral-8x7b", "mixtral-8x22b", "qwen3-30b-a3b",
                               "deepseek-v3"]),

@@ -52,6 +52,17 @@ class Architecture:
     """MLA: rotary part of each query/key head (shared across heads for the key)."""
     v_head_dim: int = 0
     """MLA: value width per head (the non-rotary query/key width is ``kv_channels``)."""
+    sliding_window: int = 0
+    """Tokens a sliding-window (local) attention layer looks back over (GPT-OSS: 128)."""
+    sliding_window_layers: int = 0
+    """Layers that use the sliding window; the others attend over the whole sequence
+    (GPT-OSS alternates the two: 18 of its 36 layers)."""
+
+    def attended_tokens(self, seq: float) -> float:
+        """Keys per query summed over the layers: s for a full-attention layer, min(w, s)
+        for a sliding-window one (the attention core's work scales with it)."""
+        local = self.sliding_window_layers if self.sliding_window else 0
+        return (self.layers - local) * seq + local * min(float(self.sliding_window), seq)
 
     @property
     def head_dim(self) -> int:
@@ -95,6 +106,8 @@ def _variant_fields(model: ModelArchitecture | InlineArchitecture) -> dict[str, 
         "kv_lora_rank": (model.kv_lora_rank or 0) if mla else 0,
         "qk_rope_dim": (model.qk_rope_head_dim or 0) if mla else 0,
         "v_head_dim": (model.v_head_dim or 0) if mla else 0,
+        "sliding_window": model.sliding_window or 0,
+        "sliding_window_layers": model.sliding_window_layers if model.sliding_window else 0,
     }
 
 

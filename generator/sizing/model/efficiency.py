@@ -49,10 +49,11 @@ class Compute:
     """FlashAttention-2's speed relative to the GEMMs, by GPU architecture: tuned for Ampere,
     it reaches ~35 % of an H100's peak where Hopper kernels (FA3, cuDNN) reach ~75 %."""
     moe_layer_overhead_s: float = 0.0
-    """CPU time to issue one MoE layer's extra kernels per micro-batch (router, top-k,
-    permute/unpermute, the dispatcher's token-count exchange and host sync, grouped GEMM
-    set-up), on top of ``layer_overhead_s``; it shows when it exceeds the GPU time, which
-    small-hidden MoE models at small micro-batches reach."""
+    """CPU time per MoE layer and micro-batch spent after the token dispatcher's host sync
+    (Megatron's all-to-all and DeepEP dispatchers copy the tokens per expert to the host
+    to size their buffers): the CPU cannot run ahead across the sync, so the GPU waits
+    out the kernels issued after it (permutation, grouped-GEMM set-up, combine). It is
+    added to the micro-batch's time rather than hidden behind the GPU's."""
 
     def peak_fraction(self, gpu_id: str) -> float:
         """Best-case fraction of peak for large GEMMs on this GPU (``default`` if unlisted)."""

@@ -57,8 +57,9 @@ def linear_params(arch: Architecture) -> float:
 
 
 def attention_flops(arch: Architecture, seq: float, kappa: float = KAPPA) -> float:
-    """κ * L * s * (a * d_h): the attention core per token, forward and backward."""
-    return kappa * arch.layers * seq * arch.attention_width
+    """κ * L * s * (a * d_h): the attention core per token, forward and backward; a
+    sliding-window layer attends min(w, s) keys instead of s (``attended_tokens``)."""
+    return kappa * arch.attended_tokens(seq) * arch.attention_width
 
 
 def model_flops(

@@ -2,7 +2,9 @@
 
 For each candidate GPU count the planner walks the layouts ``layouts.py`` enumerates
 (honouring every pin), prunes by memory before timing, counts why layouts were rejected and
-keeps the best few. Choice: with a deadline, the fewest GPUs that meet it (then the fastest
+keeps the best few; an MoE search with EP, many times larger, is branch and bound
+(``bounds.py``: skips what provably cannot rank, same ranking as the exhaustive mode).
+Choice: with a deadline, the fewest GPUs that meet it (then the fastest
 layout); without one, the fewest GPUs on which anything fits (then the fastest layout). A
 job that fits nowhere is an answer, not an exception: the leanest layout is kept so that the
 report can say which memory term is too large.
@@ -11,8 +13,6 @@ report can say which memory term is too large.
 from __future__ import annotations
 
 import bisect
-import heapq
-import math
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from generator.sizing.model.efficiency import Efficiency
 from generator.sizing.model.hardware import Device, Node
 from generator.sizing.model.job import Job, Layout
-from generator.sizing.training.comm import ep_time
+from generator.sizing.training import bounds
 from generator.sizing.training.layouts import (
     Pins,
     expert_choices,
@@ -38,33 +38,17 @@ from generator.sizing.training.memory import (
     training_memory,
     usable_bytes,
 )
+from generator.sizing.training.scan import KEEP, Scan, paused_gc
+from generator.sizing.training.scan import Evaluated as Evaluated  # re-exported
 from generator.sizing.training.steptime import (
     MicrobatchTime,
     StepTime,
     assemble,
-    compute_time,
     dp_comm_time,
-    launch_time,
     microbatch_time,
     optimizer_time,
     step_time,
 )
-
-KEEP = 4
-
-
-@dataclass(frozen=True, slots=True)
-class Evaluated:
-    """A layout with its memory and step time."""
-
-    layout: Layout
-    memory: MemoryTerms
-    fits: bool
-    step: StepTime
-
-    @property
-    def step_s(self) -> float:
-        return self.step.total
 
 
 @dataclass
@@ -95,10 +79,16 @@ class Searcher:
     A micro-batch's time and a stage's activations depend on (tp, pp, cp, vp, b, recompute)
     but not on dp (except through min(p, m) in flight, which is part of the key), so a sweep
     over cluster sizes computes each once. ZeRO-3 traffic does depend on dp: not cached.
+    ``exhaustive`` (for tests): no branch and bound, and every full-recompute layout is
+    narrowed to its fewest layers, to check that the pruned search ranks the same.
     """
 
-    def __init__(self, job: Job, device: Device, node: Node, eff: Efficiency, pins: Pins) -> None:
+    def __init__(
+        self, job: Job, device: Device, node: Node, eff: Efficiency, pins: Pins,
+        exhaustive: bool = False,
+    ) -> None:
         self.job, self.device, self.node, self.eff, self.pins = job, device, node, eff, pins
+        self.exhaustive = exhaustive
         self.fw = eff.framework(job.framework)
         self.limit = usable_bytes(device.memory_bytes, eff)
         self.recomputes = recompute_choices(pins, self.fw)
@@ -107,11 +97,19 @@ class Searcher:
         self.cache_mb = self.fw.sharding != "zero3"
         """ZeRO-3 traffic per micro-batch depends on dp: not cached."""
         self.overhead = eff.memory.overhead_gib * GIB
+        self.evaluated = 0
+        """Step times computed (for the speed benchmark)."""
         self._mb: dict[tuple[object, ...], MicrobatchTime] = {}
         self._act: dict[tuple[object, ...], float] = {}
         self._states: dict[tuple[int, ...], tuple[float, float, float]] = {}
         self._per_step: dict[tuple[int, ...], tuple[float, float]] = {}
-        self._floor: dict[tuple[int, ...], float] = {}
+        self._fewest: dict[tuple[Layout, int], Layout] = {}
+        self._variants: dict[tuple[int, int], int] = {}
+        self.shapes: dict[tuple[object, ...], bounds.Shape] = {}
+        """The branch and bound's micro-batch shapes, kept across sizes."""
+        self.unpiped: dict[tuple[object, ...], MicrobatchTime] = {}
+        self.bubbles: dict[tuple[int, bool], tuple[tuple[int, ...], float]] = {}
+        self.batches: dict[tuple[int, int], list[bounds.Batch]] = {}
 
     def states(
         self, tp: int, pp: int, cp: int, dp: int, shard: int = 0, ep: int = 1, etp: int = 0
@@ -123,6 +121,11 @@ class Searcher:
             lay = Layout(tp, pp, dp, cp, 1, 1, "none", shard=shard, ep=ep, etp=etp)
             got = self._states[key] = state_bytes(self.job, lay, self.fw, self.eff)
         return got
+
+    def base(self, frame: Layout) -> float:
+        """States plus the fixed overhead: what a frame holds before any activation."""
+        return sum(self.states(frame.tp, frame.pp, frame.cp, frame.dp, frame.shard, frame.ep,
+                               frame.etp)) + self.overhead
 
     def activations(self, lay: Layout, m: int | None = None) -> float:
         """Activation bytes, keyed without dp (dp only matters through min(p, m))."""
@@ -136,14 +139,28 @@ class Searcher:
     def variants(self, pp: int, dp: int) -> int:
         """Layouts of a frame at its smallest micro-batch (those the search would have tried
         before giving up on larger ones), for the rejection count."""
-        job, pins = self.job, self.pins
-        mbs = min(mbs_choices(job, dp, pins))
-        m = max(1, job.global_batch // (dp * mbs))
-        return len(vp_choices(job, pp, m, pins, self.fw)) * len(self.recomputes)
+        got = self._variants.get((pp, dp))
+        if got is None:
+            job, pins = self.job, self.pins
+            mbs = min(mbs_choices(job, dp, pins))
+            m = max(1, job.global_batch // (dp * mbs))
+            got = self._variants[(pp, dp)] = len(vp_choices(job, pp, m, pins, self.fw)) * len(
+                self.recomputes)
+        return got
+
+    def with_recompute(self, lay: Layout, rc: str) -> Layout:
+        """``lay`` at recompute level ``rc`` (a pinned layer count goes with "full")."""
+        if rc == "full" and self.pins.recompute_layers:
+            return lay._replace(recompute=rc, recompute_layers=self.pins.recompute_layers)
+        return lay._replace(recompute=rc)
 
     def fewest_recomputed(self, lay: Layout, base: float, m: int) -> Layout:
         """Recompute only as many of each stage's layers as memory requires (bisection:
-        memory falls as more layers are recomputed). Megatron's ``recompute_num_layers``."""
+        memory falls as more layers are recomputed). Megatron's ``recompute_num_layers``.
+        ``base`` is the layout's ``base``; memoised (the bound and the refinement ask)."""
+        got = self._fewest.get((lay, m))
+        if got is not None:
+            return got
         lo, hi = 1, lay.stage_layers(self.job.arch.layers)
         while lo < hi:
             mid = (lo + hi) // 2
@@ -151,14 +168,15 @@ class Searcher:
                 hi = mid
             else:
                 lo = mid + 1
-        return lay if lo >= lay.stage_layers(self.job.arch.layers) else lay._replace(
-            recompute_layers=lo)
+        got = self._fewest[(lay, m)] = lay if lo >= lay.stage_layers(
+            self.job.arch.layers) else lay._replace(recompute_layers=lo)
+        return got
 
     def memory(self, lay: Layout) -> MemoryTerms:
         w, g, o = self.states(lay.tp, lay.pp, lay.cp, lay.dp, lay.shard, lay.ep, lay.etp)
         return MemoryTerms(w, g, o, self.activations(lay), self.overhead)
 
-    def step(self, lay: Layout) -> StepTime:
+    def microbatch(self, lay: Layout) -> MicrobatchTime:
         # A micro-batch does not depend on dp, except through where pipeline peers sit
         # (t*c*d ranks apart: on one node or not), which the key carries.
         stride = min(lay.tp * lay.cp * lay.dp, self.node.gpus)
@@ -168,15 +186,24 @@ class Searcher:
             mb = microbatch_time(self.job, lay, self.device, self.node, self.eff)
             if self.cache_mb:
                 self._mb[key] = mb
+        return mb
+
+    def per_step(self, lay: Layout) -> tuple[float, float]:
+        """(DP reduction, optimizer) seconds: the same for every variant of a frame."""
         frame = (lay.tp, lay.pp, lay.cp, lay.dp, lay.shard, lay.ep, lay.etp)
-        per_step = self._per_step.get(frame)
-        if per_step is None:
-            per_step = self._per_step[frame] = (
+        got = self._per_step.get(frame)
+        if got is None:
+            got = self._per_step[frame] = (
                 dp_comm_time(self.job, lay, self.device, self.node, self.eff),
                 optimizer_time(self.job, lay, self.device, self.eff),
             )
+        return got
+
+    def step(self, lay: Layout) -> StepTime:
+        self.evaluated += 1
+        dp, optimizer = self.per_step(lay)
         m = lay.microbatches(self.job.global_batch)
-        return assemble(lay, m, mb, per_step[0], per_step[1], self.fw)
+        return assemble(lay, m, self.microbatch(lay), dp, optimizer, self.fw)
 
     def size(self, gpus: int) -> SizeResult:
         """Rank the fitting layouts on ``gpus`` GPUs.
@@ -187,12 +214,13 @@ class Searcher:
         with b).
         """
         out = SizeResult(gpus)
-        scan = _Scan()
+        scan = Scan()
         shards = [frame for tp, cp, pp, dp in frames(self.job, gpus, self.node, self.pins,
                                                     self.eff, out.rejected)
                   for frame in self.frame_shards(tp, cp, pp, dp)]
         if self.bounded:
-            self.scan_bounded(scan, shards)
+            scan.prune = True
+            bounds.scan_bounded(self, scan, shards)
         else:
             for frame in shards:
                 self.scan_shard(scan, frame)
@@ -218,73 +246,26 @@ class Searcher:
 
     @property
     def bounded(self) -> bool:
-        """Whether the search is branch-and-bound: an MoE model with EP searched, whose
-        expert choices multiply the frames (a dense search keeps its plain order)."""
-        return self.job.arch.moe and self.pins.ep is None and self.fw.runs("ep")
+        """Whether the search is branch-and-bound (``bounds.scan_bounded``): an MoE model
+        with EP searched, whose expert choices multiply the frames (a dense search keeps
+        its plain order); never in the exhaustive mode."""
+        return (self.job.arch.moe and self.pins.ep is None and self.fw.runs("ep")
+                and not self.exhaustive)
 
-    def scan_bounded(self, scan: _Scan, shards: list[Layout]) -> None:
-        """Scan the frames whose states fit, most promising first (by ``step_floor``); once
-        KEEP layouts are ranked, a frame whose floor is above the KEEP-th best time cannot
-        rank (nor can any after it), and is counted as slower instead of scored. The
-        ranking is the same as a full scan's."""
-        queue = []
-        for i, frame in enumerate(shards):
-            if self.states_fit(scan, frame):
-                queue.append((self.step_floor(frame), i, frame))
-        for floor, _, frame in sorted(queue):
-            if floor > scan.bar():
-                scan.slower += self.variants(frame.pp, frame.dp)
-                continue
-            self.scan_shard(scan, frame)
-
-    def states_fit(self, scan: _Scan, frame: Layout) -> bool:
-        """Whether weights, gradients and optimizer states leave room for activations
-        (if not, the frame's variants are counted as too big)."""
-        base = sum(self.states(frame.tp, frame.pp, frame.cp, frame.dp, frame.shard, frame.ep,
-                               frame.etp)) + self.overhead
-        if base <= self.limit:
-            return True
+    def too_big(self, scan: Scan, frame: Layout, base: float) -> None:
+        """Count a frame whose states alone overflow (all its variants are too big)."""
         scan.too_big += self.variants(frame.pp, frame.dp)
-        scan.note_tight(base, frame._replace(recompute=self.recomputes[-1]))
-        return False
+        if scan.tightest is None or base < scan.tightest[0]:
+            scan.note_tight(base, frame._replace(recompute=self.recomputes[-1]))
 
-    def step_floor(self, frame: Layout) -> float:
-        """A floor under the step time of every variant of a frame: at the best
-        micro-batch, m micro-batches of bare math (no recompute) or of kernel launches,
-        whichever is longer, plus the exposed all-to-all, the bubble at the deepest
-        interleaving, and the fixed overheads. Variants only add (recompute, TP/PP/DP
-        traffic), and partial recompute never goes below no recompute."""
-        job, fw = self.job, self.fw
-        best = math.inf
-        for mbs in mbs_choices(job, frame.dp, self.pins):
-            lay = frame._replace(mbs=mbs)
-            m = lay.microbatches(job.global_batch)
-            vp = max(vp_choices(job, frame.pp, m, self.pins, fw))
-            best = min(best, (m + (frame.pp - 1) / vp) * self.microbatch_floor(lay))
-        return best + fw.step_overhead_s
-
-    def microbatch_floor(self, lay: Layout) -> float:
-        """One micro-batch's floor (see ``step_floor``); it does not depend on dp."""
-        key = (lay.tp, lay.pp, lay.cp, lay.mbs, lay.ep, lay.etp)
-        got = self._floor.get(key)
-        if got is None:
-            job, fw = self.job, self.fw
-            busy = max(compute_time(job, lay, self.device, self.eff),
-                       launch_time(job, lay, self.eff))
-            got = self._floor[key] = (
-                busy + fw.ep_exposed * ep_time(job, lay, self.node, self.device, self.eff)
-                + fw.microbatch_overhead_s)
-        return got
-
-    def scan_shard(self, scan: _Scan, frame: Layout) -> None:
+    def scan_shard(self, scan: Scan, frame: Layout) -> None:
         """The variants of one frame with one ZeRO-3 shard group (0 = all of dp) and one
         expert split."""
         job, pins = self.job, self.pins
-        tp, pp, dp, cp = frame.tp, frame.pp, frame.dp, frame.cp
-        base = sum(self.states(tp, pp, cp, dp, frame.shard, frame.ep, frame.etp)) + self.overhead
+        pp, dp = frame.pp, frame.dp
+        base = self.base(frame)
         if base > self.limit:  # weights and optimizer alone overflow: skip the variants
-            scan.too_big += self.variants(pp, dp)
-            scan.note_tight(base, frame._replace(recompute=self.recomputes[-1]))
+            self.too_big(scan, frame, base)
             return
         for mbs in mbs_choices(job, dp, pins):
             m = max(1, job.global_batch // (dp * mbs))
@@ -293,71 +274,51 @@ class Searcher:
             if not any(fits):
                 return
 
-    def lightest(self, scan: _Scan, base: float, lay: Layout, m: int) -> bool:
-        """Add the lightest recompute level that fits (if any); say whether one did."""
+    def lightest(self, scan: Scan, base: float, lay: Layout, m: int) -> bool:
+        """Add the lightest recompute level that fits (if any); say whether one did. When
+        the scan prunes, a layout whose time (with the fewest recomputed layers that fit)
+        is above the ranking's bar is not kept: it cannot rank."""
         for rc in self.recomputes:
-            lay = lay._replace(recompute=rc)
-            if rc == "full" and self.pins.recompute_layers:
-                lay = lay._replace(recompute_layers=self.pins.recompute_layers)
+            lay = self.with_recompute(lay, rc)
             total = base + self.activations(lay, m)
             if total > self.limit:
                 scan.too_big += 1
                 scan.note_tight(total, lay)
                 continue
-            scan.add(Evaluated(lay, self.memory(lay), True, self.step(lay)))
-            if rc == "full" and self.partial:
+            refine = rc == "full" and self.partial
+            if scan.prune:
+                fastest = self.fewest_recomputed(lay, base, m) if refine else lay
+                step = self.step(fastest)
+                if step.total > scan.bar():
+                    return True
+                if refine:
+                    step = self.step(lay)
+            else:
+                step = self.step(lay)
+            scan.add(Evaluated(lay, self.memory(lay), True, step))
+            if refine:
                 # No recompute at all is the floor; full recompute costs at most 4/3 of the
                 # math and 6/4 of the TP traffic, so that floor is >= 2/3 of this time.
-                bound = scan.fitting[-1].step_s * 2 / 3
+                bound = 0.0 if self.exhaustive else step.total * 2 / 3
                 scan.partial.append((bound, len(scan.fitting) - 1, base, m))
             return True
         return False
 
-    def refine_partial(self, scan: _Scan) -> None:
+    def refine_partial(self, scan: Scan) -> None:
         """Turn full recompute into the fewest recomputed layers that fit, but only where
         that could reach the top ranks: a layout's time without any recompute bounds what
-        partial recompute can achieve, so the rest are left as they are."""
+        partial recompute can achieve, so the rest are left as they are. The bar is the
+        KEEP-th best of the layouts' current times, one per layout (refining one
+        replaces its time: counting both would let fewer than KEEP layouts make the bar)."""
         fitting = scan.fitting
-        times = sorted(e.step_s for e in fitting)  # superseded times stay: a looser bar
+        times = sorted(e.step_s for e in fitting)
         for bound, i, base, m in sorted(scan.partial):
             if len(times) >= KEEP and bound >= times[KEEP - 1]:
                 break
             lay = self.fewest_recomputed(fitting[i].layout, base, m)
+            del times[bisect.bisect_left(times, fitting[i].step_s)]
             fitting[i] = Evaluated(lay, self.memory(lay), True, self.step(lay))
             bisect.insort(times, fitting[i].step_s)
-
-
-@dataclass
-class _Scan:
-    """What one size's search collects."""
-
-    fitting: list[Evaluated] = field(default_factory=list)
-    tightest: tuple[float, Layout] | None = None
-    too_big: int = 0
-    partial: list[tuple[float, int, float, int]] = field(default_factory=list)
-    """Full-recompute layouts that partial recompute could speed up: (time bound, index in
-    ``fitting``, state bytes, micro-batches)."""
-    slower: int = 0
-    """Variants skipped because a floor under their time was above the ranking's bar."""
-
-    best: list[float] = field(default_factory=list)
-    """The KEEP best step times so far, negated (a max-heap)."""
-
-    def add(self, e: Evaluated) -> None:
-        self.fitting.append(e)
-        if len(self.best) < KEEP:
-            heapq.heappush(self.best, -e.step_s)
-        elif e.step_s < -self.best[0]:
-            heapq.heapreplace(self.best, -e.step_s)
-
-    def bar(self) -> float:
-        """The ``KEEP``-th best step time so far (partial recompute only lowers it later,
-        so a layout slower than it now can never rank); infinite until KEEP fit."""
-        return -self.best[0] if len(self.best) >= KEEP else math.inf
-
-    def note_tight(self, total: float, lay: Layout) -> None:
-        if self.tightest is None or total < self.tightest[0]:
-            self.tightest = (total, lay)
 
 
 def search_size(
@@ -389,10 +350,17 @@ def plan(
 ) -> Plan:
     """Pick the GPU count and layout (see the module docstring for the rule)."""
     pins = pins or Pins()
-    seconds_of = duration or (lambda e: e.step_s * job.steps)
+    with paused_gc():
+        return _plan(job, sizes, Searcher(job, device, node, eff, pins), deadline_s,
+                     duration or (lambda e: e.step_s * job.steps))
+
+
+def _plan(
+    job: Job, sizes: Iterable[int], searcher: Searcher, deadline_s: float | None,
+    seconds_of: Duration,
+) -> Plan:
     fastest: tuple[float, SizeResult] | None = None
     last: SizeResult | None = None
-    searcher = Searcher(job, device, node, eff, pins)
     for n in sizes:
         res = last = searcher.size(n)
         if res.best is None:

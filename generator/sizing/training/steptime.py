@@ -1,8 +1,10 @@
 """Time of one optimizer step for a layout (sizing-models.md §9.4).
 
 t_step = (m + (p-1)/v) * t_mb + DP exposed + optimizer + fixed per-step overhead, with
-t_mb = max(GPU time, CPU launch time) + exposed TP/CP/PP communication + per-micro-batch
-overhead. The GPU time is hardware FLOPs ÷ (peak * η), and η falls for small GEMMs:
+t_mb = max(GPU time, CPU launch time) + MoE post-sync CPU time + exposed TP/CP/PP/EP
+communication + per-micro-batch overhead (an MoE layer's token dispatcher syncs with the
+host, so the CPU work after that sync cannot run ahead of the GPU: it adds). The GPU time
+is hardware FLOPs ÷ (peak * η), and η falls for small GEMMs:
 
     η = peak_fraction(GPU) * framework scale / (1 + (n0/n)^k) / (1 + w0/w)
 
@@ -152,9 +154,21 @@ def launch_time(job: Job, lay: Layout, eff: Efficiency) -> float:
     the GPU, so it only shows when it exceeds the GPU time)."""
     layers = math.ceil(job.arch.layers / lay.pp)
     factor = 1.0 + lay.recompute_fraction(job.arch.layers) / 3.0
-    n_moe = min(layers, moe_layers(job.arch))
-    return (eff.compute.layer_overhead_s * layers
-            + eff.compute.moe_layer_overhead_s * n_moe) * factor
+    return eff.compute.layer_overhead_s * layers * factor
+
+
+def moe_sync_time(job: Job, lay: Layout, eff: Efficiency) -> float:
+    """CPU time of the stage's MoE layers spent after the dispatcher's host sync."""
+    layers = math.ceil(job.arch.layers / lay.pp)
+    factor = 1.0 + lay.recompute_fraction(job.arch.layers) / 3.0
+    return eff.compute.moe_layer_overhead_s * min(layers, moe_layers(job.arch)) * factor
+
+
+def busy_time(job: Job, lay: Layout, device: Device, eff: Efficiency) -> float:
+    """GPU busy time of one micro-batch: the math, or the CPU launch when that is slower,
+    plus the MoE layers' post-sync CPU time, which the GPU waits out."""
+    gpu = compute_time(job, lay, device, eff)
+    return max(gpu, launch_time(job, lay, eff)) + moe_sync_time(job, lay, eff)
 
 
 def _zero3_exposed(moved: float, busy: float, fw: Framework) -> float:
@@ -168,8 +182,7 @@ def microbatch_time(
 ) -> MicrobatchTime:
     """One micro-batch on one stage, with the exposed part of its communication."""
     fw = eff.framework(job.framework)
-    gpu = compute_time(job, lay, device, eff)
-    busy = max(gpu, launch_time(job, lay, eff))
+    busy = busy_time(job, lay, device, eff)
     zero3 = 0.0
     if fw.shards_per_layer(lay.pp):
         zero3 = _zero3_exposed(_zero3_moved(job, lay, device, node, eff), busy, fw)
@@ -217,7 +230,8 @@ def forward_time(job: Job, lay: Layout, device: Device, node: Node, eff: Efficie
     flops = hardware_flops(job.arch, "pretrain", seq, "none", job.adapter_params,
                            capacity_factor=job.capacity_factor)
     gpu = flops_seconds(job, lay, flops, lay.mbs * seq, device, eff) / 3.0
-    busy = max(gpu, launch_time(job, lay._replace(recompute="none"), eff) / 3.0)
+    plain = lay._replace(recompute="none")
+    busy = max(gpu, launch_time(job, plain, eff) / 3.0) + moe_sync_time(job, plain, eff) / 3.0
     exposed = (fw.tp_exposed * comm.tp_time(job, lay, node, device, eff, forward_only=True)
                + fw.pp_exposed * comm.pp_time(job, lay, node, device, eff, forward_only=True)
                + fw.ep_exposed * comm.ep_time(job, lay, node, device, eff, forward_only=True))
