@@ -8,12 +8,19 @@ carries ``key=value`` tokens (``ISL/OSL=``, ``mode=``, ``qps=``, ``EP=``, ``spec
   run at the largest batch the KV cache admits; ``server-slo`` (MLPerf Server) at the
   largest batch meeting its SLO (p99 TTFT <= 2 s, TPOT <= 200 ms, taken on the model's
   mean latencies); ``online-low-load`` at the concurrency Little's law gives for its
-  request rate (c = qps x (TTFT + OSL x TPOT), solved as a fixed point);
+  request rate (c = qps x (TTFT + OSL x TPOT), solved as a fixed point); ``static-batch``
+  (``conc=`` sequences prefilled together, then decoded to the end) as a closed burst;
 * **metric**: output tokens/s of the whole measured system (replicas = GPUs / (TP x PP)),
   or TPOT / TTFT in ms at that operating point;
-* **layout**: the row's TP and PP; DP rows are that many independent replicas; the KV
-  fraction the run states (``kv_cache_free_gpu_mem_fraction 0.95``) replaces the engine's
-  default; FP8 rows store weights and KV in 1 byte;
+* **layout**: the row's TP and PP (and ``attnDP=on``: attention data-parallel over the TP
+  GPUs, ``Layout.attn_dp``; ``attnDP=unclear`` is scored as TP, see the sources file);
+  DP rows are that many independent replicas; the KV fraction the run states
+  (``kv_cache_free_gpu_mem_fraction 0.95``) replaces the engine's default; FP8 rows store
+  weights in 1 byte, the KV cache in the dtype the precision column states (``KV FP8`` /
+  ``KV BF16``; unstated: the engine's default, ``InferenceJob.kv_bytes``);
+* **engine limits**: ``max_batch_size`` / ``max_num_tokens`` where the notes state them;
+  else, for trtllm-bench runs, the values trtllm-bench derives itself (``bench_limits``);
+  else the engine's defaults (efficiency.yaml);
 * **GPU**: the row's GPU text (H100 / H200), or ``calibration_setup.yaml``'s mapping.
 
 Rows the engine cannot express yet are *not scored* and are listed with the reason
@@ -25,6 +32,7 @@ whose mean input length is not published. MoE architectures come from the catalo
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 
@@ -48,7 +56,10 @@ from generator.sizing.inference import (
     max_batch,
     slo_batch,
 )
+from generator.sizing.inference.memory import hbm_bytes
 from generator.sizing.model.efficiency import Efficiency
+from generator.sizing.model.hardware import Device
+from generator.sizing.model.params import total_params
 from generator.sizing.uncertainty import Regime
 
 SERVING_STACK = "tensorrt-llm"
@@ -124,6 +135,57 @@ def _kv_fraction(notes: str) -> float | None:
     return float(m.group(1)) if m else None
 
 
+def _kv_dtype(precision: str) -> str | None:
+    m = re.search(r"\bKV (FP8|BF16|FP16)\b|\b(FP16|BF16) KV\b", precision)
+    if not m:
+        return None
+    return "fp8" if (m.group(1) or m.group(2)) == "FP8" else "bf16"
+
+
+def _stated_limit(notes: str, key: str) -> int | None:
+    m = re.search(rf"{key} (\d+)", notes)
+    return int(m.group(1)) if m else None
+
+
+def bench_limits(job: InferenceJob, lay: Layout, device: Device) -> tuple[int, int]:
+    """(max_batch_size, max_num_tokens) trtllm-bench picks when the command gives neither
+    (tensorrt_llm/bench/build/tuning.py, ``calc_engine_setting`` + ``finetune_setting``,
+    read in the v0.17-v1.0 sources): the requests its own KV estimate admits at the
+    dataset's ISL + OSL (all GPUs' memory less the whole checkpoint, x 0.95, KV heads
+    replicated up to TP), capped at 4096 and split over PP, rounded *up* to 32/128/256
+    (at least 64); tokens = that batch x (1 + ISL/OSL), capped at 32,768, at least 2048,
+    rounded up to 256/512/1024. The KV cache the runtime really allocates still binds."""
+    arch, gib = job.arch, 1024.0 ** 3
+    per_token = (2 * arch.layers * max(lay.tp, arch.kv_heads) * arch.head_dim
+                 * job.kv_bytes / gib)
+    memory = hbm_bytes(device) / gib * lay.gpus - total_params(arch) * job.value_bytes / gib
+    requests = memory * 0.95 / (per_token * (job.input_tokens + job.output_tokens))
+    raw_bs = min(requests, 4096.0) / lay.pp
+    raw_tokens = min(raw_bs * (1 + job.input_tokens / job.output_tokens), 32768.0)
+    if raw_bs < 256:
+        batch = max(64, 32 * math.ceil(raw_bs / 32))
+    else:
+        step = 128 if raw_bs < 1024 else 256
+        batch = step * math.ceil(raw_bs / step)
+    if raw_tokens < 4096:
+        tokens = max(2048, 256 * math.ceil(raw_tokens / 256))
+    else:
+        step = 512 if raw_tokens < 8192 else 1024
+        tokens = step * math.ceil(raw_tokens / step)
+    return batch, tokens
+
+
+def _limits(row: dict[str, str], job: InferenceJob, lay: Layout,
+            device: Device) -> tuple[int | None, int | None]:
+    """The row's engine limits (module docstring: engine limits)."""
+    notes = row["notes"]
+    batch = _stated_limit(notes, "max_batch_size")
+    tokens = _stated_limit(notes, "max_num_tokens")
+    if batch or tokens or "trtllm-bench" not in row["framework"]:
+        return batch, tokens
+    return bench_limits(job, lay, device)
+
+
 def _concurrency(row: dict[str, str]) -> int | None:
     conc = _int(_token(row["method"], "conc") or "")
     if conc:
@@ -156,11 +218,15 @@ def inference_case(row: dict[str, str], catalog: Catalog) -> Case:
     job = InferenceJob(arch=architecture(row["model"], catalog),
                        precision="fp8" if fp8 else "bf16", input_tokens=isl,
                        output_tokens=max(1, round(osl)), ttft_ms=ttft, tpot_ms=tpot,
-                       kv_fraction=_kv_fraction(row["notes"]))
+                       kv_fraction=_kv_fraction(row["notes"]),
+                       kv_cache_dtype=_kv_dtype(row["precision"]))
     if not row["TP"] and job.moe:
         raise Unscored("MoE layout (TP/EP) not published")
     ep = _int(_token(row["method"], "EP") or "") or 1
-    lay = Layout(_int(row["TP"]) or 1, _int(row["PP"]) or 1, ep)
+    lay = Layout(_int(row["TP"]) or 1, _int(row["PP"]) or 1, ep,
+                 attn_dp=_token(row["method"], "attnDP") == "on")
+    batch, tokens = _limits(row, job, lay, device)
+    job = replace(job, max_batch=batch, max_num_tokens=tokens)
     gpus = int(row["num_gpus"])
     qps = _token(row["method"], "qps")
     setup = ServingSetup(lay, max(1, gpus // lay.gpus), mode,
@@ -211,7 +277,7 @@ def point(case: Case, eff: Efficiency) -> tuple[Point, int]:
         return latency_point(job, lay, dev, node, eff), limit
     if setup.mode == "latency-batch1":
         return latency_point(job, lay, dev, node, eff), limit
-    if setup.mode == "online-saturated" and setup.concurrency:
+    if setup.mode in ("online-saturated", "static-batch") and setup.concurrency:
         return burst_point(case, min(limit, setup.concurrency), eff), limit
     if setup.qps is not None and setup.mode == "online-low-load":
         return loaded_point(job, lay, little_batch(case, limit, eff), dev, node, eff), limit

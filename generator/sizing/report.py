@@ -141,9 +141,10 @@ def inference_block(i: InferenceEstimate) -> list[str]:
     ]
     for p in i.operating_points:
         band = _band(i.uncertainty) if p.name == "max-throughput" else ""
-        lines.append(_kv(f"{p.name}", f"batch {p.batch}: {p.output_tokens_per_second:,.0f} "
-                         f"output tokens/s{band}, TTFT {p.ttft_ms:,.0f} ms, "
-                         f"TPOT {p.tpot_ms:.1f} ms"))
+        lines.append(_kv(f"{p.name}", f"batch {p.batch} per replica; "
+                         f"{p.output_tokens_per_second:,.0f} output tokens/s in all "
+                         f"{i.replicas} replica(s){band}; TTFT {p.ttft_ms:,.0f} ms, "
+                         f"TPOT {p.tpot_ms:.1f} ms per request"))
     lines.append(_kv("latency SLO", slo))
     if i.seed is not None and i.seed.gpus is not None:
         lines.append(_kv("seed rule", f"{i.seed.gpus:,.1f} GPUs  [{i.seed.note}]"))

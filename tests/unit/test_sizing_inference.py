@@ -77,12 +77,13 @@ def test_kv_capacity_of_70b_fp8_at_tp2_under_each_engine_rule() -> None:
     8192 tokens x (8192 + 28672) x 2 B x 2 = 3,221,225,472 + 1,207,959,552 B; KV 163,840 / 2
     = 81,920 B per token per GPU.
     TensorRT-LLM: 0.9 x (85,520,809,984 - 39,706,038,272) = 41,233,294,540.8 B -> 503,336
-    tokens. vLLM: 0.9 x 85,520,809,984 - 39,706,038,272 = 37,262,690,713.6 B -> 454,866."""
+    tokens. vLLM (run with --kv-cache-dtype fp8; its default keeps a bf16 cache):
+    0.9 x 85,520,809,984 - 39,706,038,272 = 37,262,690,713.6 B -> 454,866."""
     inf = EFF.inference
     assert (inf.runtime_reserve_gib, inf.max_num_tokens) == (3, 8192)
     assert inf.trtllm_free_memory_fraction == inf.vllm_gpu_memory_utilization == 0.9
     trt = InferenceJob(LLAMA3_70B, "fp8", 1000, 1000)
-    vllm = replace(trt, engine="vllm")
+    vllm = replace(trt, engine="vllm", kv_cache_dtype="fp8")
     assert weights_per_gpu(trt, Layout(2)) == 35_276_853_248
     assert kv_capacity_tokens(trt, Layout(2), H100_SMI, EFF) == 503_336
     assert kv_capacity_tokens(vllm, Layout(2), H100_SMI, EFF) == 454_866
@@ -247,3 +248,35 @@ def test_size_json_carries_both_operating_points_and_kv_capacity() -> None:
     assert points["latency"]["batch"] == 1
     assert points["max-throughput"]["batch"] == doc["max_batch"] >= 1
     assert points["latency"]["tpot_ms"] <= points["max-throughput"]["tpot_ms"] <= 40
+
+
+def test_attention_dp_caches_each_token_once_and_replicates_the_rest() -> None:
+    """DeepSeek-V3 on 8 GPUs with attention DP (TensorRT-LLM ``enable_attention_dp``): a
+    token's 70,272 B latent lives on its sequence's rank only, so the replica's average is
+    70,272 / 8 = 8,784 B per GPU (TP8 without it keeps 70,272 B on every rank). The
+    routed experts (58 x 256 x 3 x 7168 x 2048 = 653.91 B weights) stay split 8 ways;
+    the other block weights (671.03 B - 653.91 B - 1.853 B embeddings = 15.26 B) are
+    whole on every rank, the embeddings vocabulary-parallel: in fp8 653.91/8 + 15.26 +
+    1.853/8 = 97.23 GB per GPU, against 671.03 / 8 = 83.88 GB without it."""
+    arch = from_catalog(CATALOG.models["deepseek-v3"])
+    j = InferenceJob(arch, "fp8", 1024, 2048)
+    adp = Layout(8, attn_dp=True)
+    assert kv_per_token_per_gpu(replace(j, precision="bf16"), adp) == 61 * 576 * 2 / 8
+    assert weights_per_gpu(j, adp) == pytest.approx(
+        653_908_770_816 / 8 + 15_264_275_456 + 1_853_358_080 / 8)
+    assert weights_per_gpu(j, adp) / 1e9 == pytest.approx(97.23, abs=0.01)
+    assert weights_per_gpu(j, Layout(8)) / 1e9 == pytest.approx(83.88, abs=0.01)
+    h200 = device_from_gpu(CATALOG.gpus["h200-sxm-141gb"])
+    assert kv_capacity_tokens(j, adp, h200, EFF) > kv_capacity_tokens(j, Layout(8), h200, EFF) > 0
+
+
+def test_attention_dp_needs_collectives_only_around_the_experts() -> None:
+    """Under attention DP a dense model's ranks never talk (each runs whole sequences);
+    an MoE model exchanges tokens only in its MoE layers: half of Maverick's 48 layers, so
+    its attention-DP communication is a fraction of TP8's two all-reduces per layer."""
+    dense = InferenceJob(LLAMA3_70B, "fp8", 1000, 1000)
+    assert comm_s(dense, Layout(8, attn_dp=True), 256, 1, H100_SMI, XE9680_8NIC, EFF) == 0.0
+    mav = InferenceJob(from_catalog(CATALOG.models["llama4-maverick"]), "fp8", 1000, 1000)
+    adp = comm_s(mav, Layout(8, attn_dp=True), 256, 1, H100_SMI, XE9680_8NIC, EFF)
+    tp = comm_s(mav, Layout(8), 256, 1, H100_SMI, XE9680_8NIC, EFF)
+    assert adp == pytest.approx(tp * 24 / 48 / 2)

@@ -4,6 +4,14 @@ A replica is ``tp x pp`` GPUs (TP inside a node, PP across nodes when the weight
 one node); a mixture-of-experts model may spread its experts over ``ep`` of those GPUs
 (expert parallelism: tokens are dispatched to the GPUs holding their experts, all-to-all,
 instead of every GPU holding a TP slice of every expert).
+
+**Attention data parallelism** (``attn_dp``; TensorRT-LLM ``enable_attention_dp``, SGLang
+``--enable-dp-attention``): the replica's GPUs split the *sequences* instead of the heads.
+Every GPU holds the whole attention (and the weights that are not routed experts: dense
+MLPs, shared experts) and the KV cache of its own sequences only, so nothing is replicated
+in the cache (MLA's latent and GQA's few KV heads are otherwise copied on every TP rank);
+only the routed experts stay sharded over the replica (TensorRT-LLM builds those modules
+with ``overridden_tp_size=1`` under attention DP: modeling_llama.py, modeling_qwen3.py).
 """
 
 from __future__ import annotations
@@ -32,11 +40,33 @@ class InferenceJob:
     kv_fraction: float | None = None
     """The engine's KV-cache memory fraction when the run states one (else the engine's
     default from efficiency.yaml)."""
+    kv_cache_dtype: str | None = None
+    """``"fp8"`` or ``"bf16"`` when the run states its KV-cache dtype; else the engine's
+    default (``kv_bytes``)."""
+    max_batch: int | None = None
+    """The engine's ``max_batch_size`` when the run sets one (per attention-DP rank);
+    else efficiency.yaml's ``inference.max_batch``."""
+    max_num_tokens: int | None = None
+    """The engine's ``max_num_tokens`` per iteration when the run sets one (per
+    attention-DP rank); else efficiency.yaml's ``inference.max_num_tokens``."""
 
     @property
     def value_bytes(self) -> float:
-        """Bytes per weight and per KV value (fp8 weights and KV cache: 1 byte)."""
+        """Bytes per weight (fp8 weights: 1 byte)."""
         return 1.0 if self.precision == "fp8" else 2.0
+
+    @property
+    def kv_bytes(self) -> float:
+        """Bytes per cached K/V value. Stated dtype first; else the engine's default:
+        TensorRT-LLM stores the KV cache in fp8 for an fp8 (per-tensor) checkpoint
+        (trtllm-bench maps quant_algo FP8 to kv_cache_dtype fp8; ``trtllm-bench build
+        --quantization FP8`` forces it), vLLM's ``kv_cache_dtype="auto"`` keeps the
+        model's activation dtype (bf16) whatever the weights."""
+        if self.kv_cache_dtype is not None:
+            return 1.0 if self.kv_cache_dtype == "fp8" else 2.0
+        if self.engine == "vllm":
+            return 2.0
+        return self.value_bytes
 
     @property
     def moe(self) -> bool:
@@ -54,13 +84,16 @@ class Layout:
     tp: int = 1
     pp: int = 1
     ep: int = 1
+    attn_dp: bool = False
+    """Attention data-parallel over the ``tp`` GPUs (module docstring)."""
 
     @property
     def gpus(self) -> int:
         return self.tp * self.pp
 
     def text(self) -> str:
-        return f"TP{self.tp} PP{self.pp}" + (f" EP{self.ep}" if self.ep > 1 else "")
+        return (f"TP{self.tp} PP{self.pp}" + (f" EP{self.ep}" if self.ep > 1 else "")
+                + (" attnDP" if self.attn_dp else ""))
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,14 +2,19 @@
 chunked into the same iterations (in-flight batching, chunked prefill).
 
 An iteration runs at most ``max_num_tokens`` tokens (decode tokens of the running batch
-plus chunks of waiting prompts). Per GPU it is a roofline: the weights (and, for a
-mixture of experts, only the experts the iteration's tokens touch) and the decode KV cache
-are read once from HBM, while the GEMMs and attention run on the tensor cores; whichever
-is slower sets the pace, so a prompt chunk riding along a decode iteration is nearly free
-while decode is memory-bound. On top: the TP all-reduces (two per layer; at batch 1 their
+plus chunks of waiting prompts). Its kernels run one after the other, so each class has
+its own roofline and the times add: the GEMMs read the weights once per iteration (for a
+mixture of experts only the experts the iteration's tokens touch) and are memory-bound
+until the iteration carries enough tokens (a prompt chunk riding along a memory-bound
+decode GEMM is nearly free), while the attention kernels stream the decode KV cache
+(memory-bound at any batch) and run the prefill chunks' attention (compute-bound).
+The routed experts' grouped GEMMs are kernels of their own too. One roofline over the
+whole iteration would let the cache reads hide under the GEMMs' arithmetic, which no
+engine does. On top: the TP all-reduces (two per layer; at batch 1 their
 latency, not their bytes, is what counts), the all-to-all dispatch and combine of expert
 parallelism, the pipeline's stage hand-offs, a fixed scheduler time per iteration and a
-time per sequence in flight (sampling, detokenisation, the scheduler's per-request work).
+time per sequence in flight (sampling, detokenisation, the scheduler's per-request work;
+under attention DP every rank's executor handles its own sequences, in parallel).
 
 A PP replica keeps ``min(pp, batch)`` micro-batches in flight, so a cycle is ``pp`` stage
 times of one micro-batch (a batch-1 token still crosses every stage in turn).
@@ -20,8 +25,10 @@ from __future__ import annotations
 from generator.sizing.inference.job import InferenceJob, Layout
 from generator.sizing.inference.memory import (
     ACTIVATION_BYTES,
+    expert_weights_per_gpu,
     kv_per_token_per_gpu,
-    weights_per_gpu,
+    other_weights_per_gpu,
+    token_limit,
 )
 from generator.sizing.model.arch import Architecture
 from generator.sizing.model.collectives import all_reduce, all_to_all, group_link, send_recv
@@ -70,46 +77,101 @@ def mean_context(job: InferenceJob) -> float:
     return job.input_tokens + job.output_tokens / 2
 
 
-def _memory_s(job: InferenceJob, lay: Layout, decode: float, per_iter: float, iters: float,
-              device: Device, eff: Efficiency) -> float:
-    share = expert_share(job.arch)
-    weights = weights_per_gpu(job, lay) * (1 - share + share * touched(job.arch, per_iter))
-    kv = decode * mean_context(job) * kv_per_token_per_gpu(job, lay)
-    return (iters * weights + kv) / (device.hbm_bytes_per_s * eff.inference.hbm_efficiency)
+def _hbm_rate(device: Device, eff: Efficiency) -> float:
+    return device.hbm_bytes_per_s * eff.inference.hbm_efficiency
 
 
-def _compute_s(job: InferenceJob, lay: Layout, decode: float, prefill: float, per_iter: float,
-               device: Device, eff: Efficiency) -> float:
-    arch, inf = job.arch, eff.inference
-    experts = moe_layers(arch) * routed_params(arch) if job.moe else 0
-    dense = total_params(arch) - embedding_params(arch) - experts
-    rate = gemm_rate(job, device, eff)
-    gemm = (2.0 * dense * (decode + prefill) + 2.0 * arch.vocab * arch.hidden * decode) / rate
-    if job.moe:
-        per_expert = per_iter * arch.top_k / arch.experts
-        moe_eff = inf.expert_gemm_efficiency * per_expert / (per_expert + EXPERT_TOKENS_HALF)
-        active = 2.0 * routed_active_params(arch) * (decode + prefill)
-        gemm += active / (rate * max(moe_eff, 1e-6))
+def rank_tokens(lay: Layout, decode: float, prefill: float) -> float:
+    """Tokens one GPU pushes through the weights that are not routed experts (attention
+    projections, dense MLPs, shared experts), and through attention, per pass: every
+    token on every GPU of a TP group (each holds 1/t of those weights), or under
+    attention DP each rank's own share of the sequences through its whole copy. Either
+    way (decode + prefill) / (t*p) of the work.
+
+    Attention DP can also leave ranks idle while one runs a prompt (TensorRT-LLM tech
+    blog 10, "ADP Balance Strategy"); taking the busiest rank as carrying whole prompts
+    made the long-prompt rows (I22, I24: 20k-token prompts) 2x slower than measured,
+    so the calibration data does not support it for these runs and it is not modelled."""
+    return (decode + prefill) / lay.gpus
+
+
+def dense_gemm_s(job: InferenceJob, lay: Layout, decode: float, prefill: float,
+                 iters: float, device: Device, eff: Efficiency) -> float:
+    """The GEMMs of the weights that are not routed experts (attention projections, dense
+    MLPs, shared experts, the LM head) on one GPU: they read their weights once per
+    iteration and multiply every token of it, max(bytes / HBM rate, FLOPs / GEMM rate)."""
+    arch = job.arch
+    read = iters * other_weights_per_gpu(job, lay) / _hbm_rate(device, eff)
+    routed = moe_layers(arch) * routed_params(arch) if job.moe else 0
+    dense = total_params(arch) - embedding_params(arch) - routed
+    flops = 2.0 * dense * rank_tokens(lay, decode, prefill)
+    flops += 2.0 * arch.vocab * arch.hidden * decode / lay.gpus
+    return max(read, flops / gemm_rate(job, device, eff))
+
+
+def expert_gemm_s(job: InferenceJob, lay: Layout, decode: float, prefill: float,
+                  per_iter: float, iters: float, device: Device, eff: Efficiency) -> float:
+    """The routed experts' grouped GEMMs on one GPU (a kernel of their own, after the
+    router): they read the experts the iteration's tokens touch and run at
+    ``expert_gemm_efficiency`` of a dense GEMM, less when each expert gets few tokens."""
+    if not job.moe:
+        return 0.0
+    arch = job.arch
+    read = iters * expert_weights_per_gpu(job, lay) * touched(arch, per_iter)
+    per_expert = per_iter * arch.top_k / arch.experts
+    moe_eff = eff.inference.expert_gemm_efficiency * per_expert / (
+        per_expert + EXPERT_TOKENS_HALF)
+    flops = 2.0 * routed_active_params(arch) * (decode + prefill) / lay.gpus
+    return max(read / _hbm_rate(device, eff),
+               flops / (gemm_rate(job, device, eff) * max(moe_eff, 1e-6)))
+
+
+def attention_rate(job: InferenceJob, device: Device, eff: Efficiency) -> float:
+    """Achieved attention FLOP/s: ``attention_efficiency`` of the tensor-core peak in the
+    cache's dtype. TensorRT-LLM runs context attention in fp8 over an fp8 KV cache
+    (``use_fp8_context_fmha``, which ``trtllm-bench build`` enables with FP8
+    quantization); vLLM's and bf16 caches run it in bf16."""
+    peak = device.bf16_flops
+    if job.kv_bytes == 1.0 and job.engine != "vllm" and device.fp8_flops is not None:
+        peak = device.fp8_flops
+    return peak * eff.inference.attention_efficiency
+
+
+def attention_s(job: InferenceJob, lay: Layout, decode: float, prefill: float,
+                device: Device, eff: Efficiency) -> float:
+    """The attention kernels of one GPU, which run between the GEMMs, not under them:
+    decode attention streams each sequence's cache (its mean context) from HBM, a
+    roofline of its own; prefill attention (a chunk against its prompt so far, on average
+    half the prompt) is compute-bound (``attention_rate``)."""
+    arch = job.arch
     span = 4.0 * arch.layers * arch.attention_width
-    attention = span * (decode * mean_context(job) + prefill * job.input_tokens / 2)
-    attention /= device.bf16_flops * inf.attention_efficiency
-    return (gemm + attention) / lay.gpus
+    rate = attention_rate(job, device, eff)
+    context = decode * mean_context(job)
+    read = context * kv_per_token_per_gpu(job, lay) / _hbm_rate(device, eff)
+    decode_s = max(read, span * context / lay.gpus / rate)
+    prompt = rank_tokens(lay, 0.0, prefill)
+    return decode_s + span * prompt * job.input_tokens / 2 / rate
 
 
 def comm_s(job: InferenceJob, lay: Layout, per_iter: float, iters: float, device: Device,
             node: Node, eff: Efficiency) -> float:
     """TP all-reduces (attention and MLP of every layer on this stage) and, with EP, the
-    all-to-all dispatch + combine of the expert layers instead of the MLP all-reduce."""
+    all-to-all dispatch + combine of the expert layers instead of the MLP all-reduce.
+
+    Under attention DP the attention and the replicated dense/shared MLPs need no
+    collective; only the MoE layers gather their tokens from the replica's ranks and send
+    the results back (an all-to-all pair with EP, else an all-gather + reduce-scatter,
+    the bytes of one all-reduce)."""
     arch = job.arch
     layers = arch.layers / lay.pp
     size = per_iter * arch.hidden * ACTIVATION_BYTES
     tp_link = group_link(lay.tp, 1, node, device, eff)
     reduce = all_reduce(size, lay.tp, tp_link, eff)
-    if lay.ep > 1 and job.moe:
-        a2a = all_to_all(size * arch.top_k, lay.ep, 1, node, device, eff)
-        per_layer = reduce + 2 * a2a
-    else:
-        per_layer = 2 * reduce
+    expert = 2 * all_to_all(size * arch.top_k, lay.ep, 1, node, device, eff) \
+        if lay.ep > 1 and job.moe else reduce
+    if lay.attn_dp:
+        return iters * moe_layers(arch) / lay.pp * expert
+    per_layer = reduce + expert if job.moe else 2 * reduce
     return iters * layers * per_layer
 
 
@@ -118,11 +180,12 @@ def stage_s(job: InferenceJob, lay: Layout, decode: float, prefill: float, devic
     """One pipeline stage (all of it when pp = 1) over ``decode`` sequences' next token and
     ``prefill`` prompt tokens, chunked into iterations of ``max_num_tokens``."""
     tokens = decode + prefill
-    iters = max(1.0, tokens / eff.inference.max_num_tokens)
+    iters = max(1.0, tokens / token_limit(job, lay, device, eff))
     per_iter = tokens / iters
-    memory = _memory_s(job, lay, decode, per_iter, iters, device, eff)
-    compute = _compute_s(job, lay, decode, prefill, per_iter, device, eff)
-    return max(memory, compute) + comm_s(job, lay, per_iter, iters, device, node, eff)
+    return (dense_gemm_s(job, lay, decode, prefill, iters, device, eff)
+            + expert_gemm_s(job, lay, decode, prefill, per_iter, iters, device, eff)
+            + attention_s(job, lay, decode, prefill, device, eff)
+            + comm_s(job, lay, per_iter, iters, device, node, eff))
 
 
 def cycle_s(job: InferenceJob, lay: Layout, decode: float, prefill: float, device: Device,
@@ -131,12 +194,13 @@ def cycle_s(job: InferenceJob, lay: Layout, decode: float, prefill: float, devic
     tokens are processed alongside (see the module docstring for PP)."""
     micro = max(1.0, min(float(lay.pp), decode)) if decode else 1.0
     stage = stage_s(job, lay, decode / micro, prefill / micro, device, node, eff)
-    iters = max(1.0, (decode + prefill) / eff.inference.max_num_tokens)
+    iters = max(1.0, (decode + prefill) / token_limit(job, lay, device, eff))
     hand_off = 0.0
     if lay.pp > 1:
         link = group_link(lay.pp, lay.tp, node, device, eff)
         hand_off = lay.pp * send_recv((decode + prefill) / micro * job.arch.hidden
                                       * ACTIVATION_BYTES / lay.tp, link, eff)
     inf = eff.inference
+    per_scheduler = decode / lay.tp if lay.attn_dp else decode
     return (lay.pp * stage + hand_off + iters * inf.step_overhead_s
-            + decode * inf.sequence_overhead_s)
+            + per_scheduler * inf.sequence_overhead_s)
