@@ -25,15 +25,25 @@ def training_gpu_hours(tokens: float, params: float) -> float:
 
 
 def training_seed(
-    tokens: float, params: float, gpus: int, deadline_hours: float | None
+    tokens: float, params: float, gpus: int, deadline_hours: float | None,
+    total_params: float | None = None,
 ) -> SeedEstimate:
-    """GPUs for the deadline (if any) and hours on podplan's GPU count, by the seed rule."""
+    """GPUs for the deadline (if any) and hours on podplan's GPU count, by the seed rule.
+
+    ``params`` are the weights a token multiplies against: for a mixture of experts the
+    active ones (the rule is 6*P*D, and P there is what each token computes with), so the
+    rule is not 18x off for DeepSeek-V3; ``total_params`` (MoE only) is said in the note.
+    """
     gpu_hours = training_gpu_hours(tokens, params)
+    note = SEED_NOTE
+    if total_params is not None and total_params != params:
+        note += (f"; MoE: {params / 1e9:,.1f} B active of {total_params / 1e9:,.1f} B "
+                 "params, the rule counts the active ones")
     return SeedEstimate(
         formula="gpus = tokens(B) x epochs x params(B) x 13.3 / hours",
         gpus=gpu_hours / deadline_hours if deadline_hours else None,
         hours=gpu_hours / gpus if gpus else None,
-        note=SEED_NOTE,
+        note=note,
     )
 
 

@@ -150,21 +150,25 @@ def test_worst_rows(rows: list[Row]) -> None:
     assert not misses, f"known misses got worse: {misses}"
 
 
-MOE_IN_SAMPLE_MEDIAN = 0.08
-MOE_IN_SAMPLE_WITHIN20 = 0.75
-"""What the MoE stage reaches in-sample (6.9 %, 75 %) on its 20 scored rows (superseded
-rows are neither fitted nor scored, benchmarks/superseded.py): the median meets issue 13's
-target, the share within 20 % misses it; the misses are named in SOURCES-moe-inference.md.
-These hold the figures against regression."""
+MOE_IN_SAMPLE_MEDIAN = 0.09
+MOE_IN_SAMPLE_WITHIN20 = 0.70
+"""What the MoE stage reaches in-sample (8.6 %, 71 %) on its 24 scored rows (superseded
+rows are neither fitted nor scored, benchmarks/superseded.py): both miss issue 13's
+in-sample targets (8 %, 85 %); the misses are named in SOURCES-moe-inference.md. These
+hold the figures against regression."""
 MOE_ROW_LIMIT = 0.40
-MOE_MISSES: dict[str, str] = {}
+MOE_MISSES: dict[str, str] = {
+    "M31": "MLPerf v6.0 GPT-OSS 20B on 64 B200 (-53 %): full-iteration CUDA graphs with "
+           "capacity-padded HybridEP buffers, so no per-MoE-layer host sync, which the fitted "
+           "moe_layer_overhead_s charges on every layer and micro-batch",
+}
 """MoE rows beyond MOE_ROW_LIMIT and why; held to KNOWN_MISS_LIMIT."""
 
 
 def test_moe_rows_hold_their_fit(rows: list[Row]) -> None:
     """The MoE stage against its recorded in-sample figures, row by row."""
     moe = [r for r in rows if is_moe_case(r.case)]
-    assert len(moe) == 20
+    assert len(moe) == 24
     s = summary(moe)
     assert s["median"] <= MOE_IN_SAMPLE_MEDIAN
     assert s["within20"] >= MOE_IN_SAMPLE_WITHIN20
@@ -192,9 +196,10 @@ def test_recorded_cross_validation_matches_the_data_and_holds(rows: list[Row]) -
 
 
 MOE_LOSO_MEDIAN = 0.25
-"""The MoE stage cross-validated (22.1 %, 50 % within 20 %): Megatron-Bridge holds 9 of the
-20 scored rows and every B200 row, so its fold fits the MoE physics on 11 rows of other
-publications and none on a B200 (its B200 fraction stays at the prior)."""
+"""The MoE stage cross-validated (20.4 %, 50 % within 20 %, worst 65 % on M1): B200 rows now
+come from three publications, yet Megatron-Bridge's fold still comes out fast (+6 to
++65 %): without its rows the per-MoE-layer host-sync time and the B200 fraction are fitted
+on rows that pay less of it (the MLPerf rows run CUDA-graphed without it)."""
 
 
 def test_far_better_than_the_seed_rule(rows: list[Row]) -> None:

@@ -25,3 +25,13 @@ def test_inference_seed() -> None:
     s = inference_seed(output_tokens=1000, requests_per_minute=600, tokens_per_s_per_gpu=2500)
     assert s.gpus == pytest.approx(1000 / 2500 * 600 / 60)
     assert inference_seed(1000, None, 2500).gpus is None
+
+
+def test_training_seed_counts_a_mixture_of_experts_by_its_active_params() -> None:
+    """6*P*D with P = the weights each token computes with: DeepSeek-V3's 37.6 B, not 671 B."""
+    s = training_seed(tokens=1e12, params=37.55e9, gpus=512, deadline_hours=720,
+                      total_params=671.03e9)
+    assert s.hours == pytest.approx(1e3 * 37.55 * 13.3 / 512)
+    assert "MoE: 37.5 B active of 671.0 B params" in s.note
+    dense = training_seed(tokens=1e12, params=7e9, gpus=512, deadline_hours=720, total_params=7e9)
+    assert "MoE" not in dense.note

@@ -28,7 +28,7 @@ from generator.sizing.model.job import (
     steps_for_dataset,
     steps_for_tokens,
 )
-from generator.sizing.model.params import total_params
+from generator.sizing.model.params import active_params, total_params
 from generator.sizing.result import (
     Candidate,
     MemoryBreakdown,
@@ -257,6 +257,6 @@ def _estimate(
         gpu_hours=wc.compute_h * gpus, meets_deadline=meets, uncertainty=uncertainty,
         checkpoint_gb=clock.checkpoint_gb, params_b=params / 1e9,
         runners_up=_runners_up(p, job.steps), rejected=dict(p.chosen.rejected),
-        seed=training_seed(dataset_tokens, params, gpus, w.deadline_hours),
+        seed=training_seed(dataset_tokens, active_params(arch), gpus, w.deadline_hours, params),
         notes=[*notes, *band_notes],
     )
