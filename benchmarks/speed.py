@@ -236,7 +236,7 @@ PLAN_IMPORTS = {
     "podplan's plan modules": "import generator.cli, generator.pipeline, generator.bom, "
     "generator.emit.report, generator.emit.reports, generator.emit.inventory, "
     "generator.emit.pulumi, generator.render.update",
-    "matplotlib for the report's charts": "import matplotlib.figure, "
+    "matplotlib (charts)": "import matplotlib.figure, "
     "matplotlib.backends.backend_svg",
 }
 """What a ``plan`` process imports before it plans: the fixed part of the command's time."""
