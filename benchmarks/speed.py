@@ -232,6 +232,31 @@ def podplan_cli(*args: str, ok: tuple[int, ...] = (0,)) -> tuple[float, float]:
     return wall, cpu
 
 
+PLAN_IMPORTS = {
+    "podplan's plan modules": "import generator.cli, generator.pipeline, generator.bom, "
+    "generator.emit.report, generator.emit.reports, generator.emit.inventory, "
+    "generator.emit.pulumi, generator.render.update",
+    "matplotlib (charts)": "import matplotlib.figure, "
+    "matplotlib.backends.backend_svg",
+}
+"""What a ``plan`` process imports before it plans: the fixed part of the command's time."""
+
+
+def import_timings() -> list[Timing]:
+    """Each group of ``PLAN_IMPORTS`` in a new process (best of ``REPEAT``), so the command's
+    row can be read as imports + the in-process plan + reading the plan lock."""
+    rows = []
+    for what, code in PLAN_IMPORTS.items():
+        runs = []
+        for _ in range(REPEAT):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True)
+            runs.append(time.perf_counter() - start)
+        rows.append(Timing(f"import {what} (new process)", min(runs),
+                           f"best of {REPEAT}; interpreter start included"))
+    return rows
+
+
 def plan_cli(nodes: int, workdir: Path) -> tuple[float, float]:
     """(wall, CPU) seconds of the ``podplan plan`` command writing ``nodes`` nodes."""
     spec = _bench_spec(nodes, workdir)
@@ -291,6 +316,7 @@ def plan_timings() -> list[Timing]:
                 PLAN_TARGET_S,
             )
         )
+        rows += import_timings()
         rows += regeneration_timings(nodes, Path(tmp))
     return rows
 

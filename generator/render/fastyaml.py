@@ -13,6 +13,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 # Plain (unquoted) strings: start with a letter, '/', or '_', then a conservative alphabet.
@@ -27,6 +28,8 @@ _RESERVED = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
 
 def scalar(value: Any) -> str:
     """One scalar as YAML text that reads back to the same value and type."""
+    if type(value) is str:  # most scalars, keys included: exact types first, then the ABCs
+        return _string(value)
     if value is None:
         return "null"
     if value is True:
@@ -37,12 +40,21 @@ def scalar(value: Any) -> str:
         return str(value)
     if isinstance(value, float):
         return _float(value)
-    if isinstance(value, str):
-        if _PLAIN.match(value) and value.lower() not in _RESERVED:
-            return value
-        quoted = json.dumps(value, ensure_ascii=False)
-        return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+    if isinstance(value, str):  # a subclass (a str enum): its own text, uncached
+        return _quote(value)
     raise TypeError(f"cannot emit {type(value).__name__} as YAML")
+
+
+def _quote(value: str) -> str:
+    if _PLAIN.match(value) and value.lower() not in _RESERVED:
+        return value
+    quoted = json.dumps(value, ensure_ascii=False)
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+
+
+#: ``_quote`` cached for exact ``str`` values: a 2,000-host inventory repeats the same keys
+#: and values in every host's file (``True`` and ``1`` never reach it, so never collide).
+_string = lru_cache(maxsize=1 << 16)(_quote)
 
 
 def _float(value: float) -> str:
@@ -56,7 +68,15 @@ def _float(value: float) -> str:
     return text
 
 
+_CONTAINERS = (dict, list, tuple)
+
+
 def _is_leaf(value: Any) -> bool:
+    t = type(value)
+    if t is str or t is int or t is float or t is bool or value is None:
+        return True
+    if t in _CONTAINERS:
+        return not value
     return not isinstance(value, Mapping | list | tuple) or not value
 
 
