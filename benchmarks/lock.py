@@ -22,7 +22,7 @@ from typing import TypeVar
 
 from benchmarks.speed import Timing, format_timings
 from generator.catalog.load import default_catalog
-from generator.plan._construct import gc_paused
+from generator.gcpause import gc_paused
 from generator.plan.lock.read import parse_lock
 from generator.plan.lock.text import lock_text, natural
 from generator.plan.speed import plan_for

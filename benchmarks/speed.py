@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from generator.catalog.load import default_catalog
+from generator.gcpause import gc_paused
 from generator.sizing.model.arch import from_catalog
 from generator.sizing.model.efficiency import default_efficiency
 from generator.sizing.model.flops import mfu, model_flops
@@ -33,7 +34,6 @@ from generator.sizing.model.hardware import device_from_gpu, node_from_server
 from generator.sizing.model.job import Job, steps_for_tokens
 from generator.sizing.training.layouts import Pins, layouts
 from generator.sizing.training.planner import Searcher, SizeResult
-from generator.sizing.training.scan import paused_gc
 
 T = TypeVar("T")
 TARGET_S = 1.0
@@ -121,7 +121,7 @@ def sweep(nodes: int = 1024, framework: str = "megatron", job: Job | None = None
     s = searcher(framework, job)
     results: dict[int, SizeResult] = {}
     visited = 0
-    with paused_gc():
+    with gc_paused():
         for n in range(1, nodes + 1):
             res = s.size(8 * n)
             results[n] = res

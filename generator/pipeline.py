@@ -225,7 +225,7 @@ def outputs(
     fresh: bool = False,
 ) -> Outputs:
     """Plan the cluster and render every artifact from that one plan."""
-    from generator.plan._construct import gc_paused
+    from generator.gcpause import gc_paused
 
     with gc_paused():  # tens of thousands of acyclic objects: a collection only costs time
         return _outputs(loaded, catalog, out_dir, fresh)

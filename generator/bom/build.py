@@ -20,7 +20,7 @@ from generator.bom.lines import make_line
 from generator.bom.models import BillOfMaterials, BomLine
 from generator.bom.prices import PriceBook
 from generator.bom.summary import cloud_costs, summary, unpriced
-from generator.plan._construct import gc_paused
+from generator.gcpause import gc_paused
 from generator.plan.compute import whole_server_note
 from generator.plan.models import ClusterPlan
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from generator.bom import BillOfMaterials, format_bom
 from generator.emit.fabric import emit_fabric
-from generator.plan._construct import gc_paused
+from generator.gcpause import gc_paused
 from generator.plan.lock.text import LOCK_FILE, lock_text
 from generator.plan.models import ClusterPlan
 from generator.render.files import (

@@ -10,9 +10,7 @@ checks both paths give equal objects and dumps.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -64,17 +62,3 @@ def builder(cls: type[M]) -> Callable[..., M]:
     return make
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many small acyclic objects.
-
-    The plan is a tree of frozen models (no reference cycles); collections triggered by
-    tens of thousands of allocations only cost time. The previous state is restored.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()

@@ -18,7 +18,7 @@ from __future__ import annotations
 from generator.catalog.load import Catalog
 from generator.catalog.models import Server
 from generator.errors import PodplanError
-from generator.plan._construct import gc_paused
+from generator.gcpause import gc_paused
 from generator.plan.catalog_models import PlanCatalog
 from generator.plan.cloud import plan_cloud
 from generator.plan.compute import plan_compute

@@ -6,7 +6,8 @@ import gc
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from generator.plan._construct import builder, gc_paused
+from generator.gcpause import gc_paused
+from generator.plan._construct import builder
 from generator.plan.models import Addresses, FabricAddress, Link, Node
 
 

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from generator.gcpause import gc_paused
 from generator.sizing.model.efficiency import Efficiency
 from generator.sizing.model.hardware import Device, Node
 from generator.sizing.model.job import Job, Layout
@@ -38,7 +39,7 @@ from generator.sizing.training.memory import (
     training_memory,
     usable_bytes,
 )
-from generator.sizing.training.scan import KEEP, Scan, paused_gc
+from generator.sizing.training.scan import KEEP, Scan
 from generator.sizing.training.scan import Evaluated as Evaluated  # re-exported
 from generator.sizing.training.steptime import (
     MicrobatchTime,
@@ -350,7 +351,7 @@ def plan(
 ) -> Plan:
     """Pick the GPU count and layout (see the module docstring for the rule)."""
     pins = pins or Pins()
-    with paused_gc():
+    with gc_paused():
         return _plan(job, sizes, Searcher(job, device, node, eff, pins), deadline_s,
                      duration or (lambda e: e.step_s * job.steps))
 

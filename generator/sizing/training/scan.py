@@ -1,13 +1,9 @@
-"""What one size's search collects (``Scan``), the layouts it ranks (``Evaluated``), and
-the collector pause the planner searches sizes under (``paused_gc``)."""
+"""What one size's search collects (``Scan``) and the layouts it ranks (``Evaluated``)."""
 
 from __future__ import annotations
 
-import gc
 import heapq
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from generator.sizing.model.job import Layout
@@ -15,21 +11,6 @@ from generator.sizing.training.memory import MemoryTerms
 from generator.sizing.training.steptime import StepTime
 
 KEEP = 4
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Hold CPython's cycle collector while sizes are searched: the search makes no
-    garbage cycles (reference counting frees what it drops), but its caches make every
-    full collection walk tens of thousands of live objects, an eighth of an MoE sweep's
-    time. The collector's state is restored afterwards."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 @dataclass(frozen=True, slots=True)
