@@ -70,6 +70,10 @@ def test_fields_a_later_plan_adds_show_up() -> None:
         "low": -12, "high": 18, "similar_measurements": 14}})()) == (
         " (−12 %/+18 %, 14 similar measurements)")
     assert uncertainty_text(object()) == ""
+    outside = {"low": -24, "high": 50.3, "similar_measurements": 24}  # as the estimate's JSON
+    estimate = type("E", (), {"uncertainty_pct": outside,
+                              "uncertainty": type("U", (), {"calibrated": False})()})()
+    assert uncertainty_text(estimate) == " (−24 %/+50.3 %, outside calibration)"
 
 
 def test_rack_over_its_limits_says_so_in_words() -> None:

@@ -51,7 +51,10 @@ def stacked_bars(key: str, title: str, unit: str, bars: Sequence[Stack]) -> str:
             ax.annotate(f"{total:,.1f} {unit}", (total, y), xytext=(4, 0),
                         textcoords="offset points", va="center", fontsize=8)
         ax.set_xlabel(unit)
-        ax.margins(x=0.12)
+        # Room for the total written after the longest bar: stacked segments make every
+        # segment's left edge sticky, so margins alone can leave that label cut at the frame.
+        longest = max((sum(v for _, v in b.segments) for b in bars), default=0.0)
+        ax.set_xlim(0, longest * 1.2 if longest > 0 else 1.0)
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(len(names), 3),
                   fontsize=8)
         desc = "; ".join(

@@ -12,7 +12,10 @@ from generator.plan.models import ClusterPlan
 
 
 def uncertainty_text(estimate: Any) -> str:
-    """" (−12 %/+18 %, 14 similar measurements)" when the sizing gives a band, else ""."""
+    """" (−12 %/+18 %, 14 similar measurements)" when the sizing gives a band, else "".
+
+    Outside every calibrated regime the band is the spread of a whole stage's errors, not of
+    similar measurements: it says "outside calibration", as ``podplan size`` does."""
     band = getattr(estimate, "uncertainty_pct", None)
     if band is None:
         return ""
@@ -22,6 +25,9 @@ def uncertainty_text(estimate: Any) -> str:
     if low is None or high is None:
         return ""
     tail = f", {similar} similar measurements" if similar is not None else ""
+    calibrated = getattr(getattr(estimate, "uncertainty", None), "calibrated", None)
+    if fields.get("calibrated") is False or calibrated is False:
+        tail = ", outside calibration"
     return f" (−{abs(float(low)):g} %/+{abs(float(high)):g} %{tail})"
 
 
