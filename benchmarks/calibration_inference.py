@@ -25,7 +25,8 @@ carries ``key=value`` tokens (``ISL/OSL=``, ``mode=``, ``qps=``, ``EP=``, ``spec
 
 Rows the engine cannot express yet are *not scored* and are listed with the reason
 (``unscored``): FP4 weights (no FP4 model), speculative
-decoding (``spec=MTP3``), disaggregated prefill/decode pools (SGLang), and MLPerf datasets
+decoding (``spec=MTP3``), disaggregated prefill/decode pools, SGLang rows (its
+step is not TensorRT-LLM's, the only serving engine fitted), and MLPerf datasets
 whose mean input length is not published. MoE architectures come from the catalog or
 ``moe_models.yaml`` (``calibration.architecture``), MLA with its latent KV cache.
 """
@@ -127,6 +128,11 @@ def _refuse(row: dict[str, str]) -> None:
         raise Unscored("speculative decoding (MTP draft layers) is not modelled")
     if _token(method, "phase"):
         raise Unscored("disaggregated prefill/decode pools are not modelled")
+    if row["framework"].startswith("SGLang"):
+        raise Unscored("SGLang engine: the serving step (per-iteration overhead, all-reduce "
+                       "path) is fitted to TensorRT-LLM rows; one SGLang source cannot fit "
+                       "its own, and folded into the shared fit it costs the TensorRT-LLM "
+                       "rows (SOURCES-moe-inference.md, I75-I76)")
 
 
 def _kv_fraction(notes: str) -> float | None:
