@@ -94,6 +94,9 @@ COMMENTS: dict[str, list[str]] = {
     "calibration_stacks": [
         "# Stacks that published calibration rows, each a user-facing stack minus or plus a",
         "# stated feature (not selectable in a spec; benchmarks/stacks.py maps rows to them).",
+        "# moe_host_sync: false = Megatron-Core's sync-free MoE dispatch (HybridEP buffers",
+        "# pre-sized by moe_expert_rank_capacity_factor, TE fused grouped MLP, CUDA graphs):",
+        "# no per-layer host sync, so compute.moe_layer_overhead_s is not paid.",
     ],
     "optimizer": [
         "# Adam's update: bytes read+written per local parameter, at this share of HBM bandwidth.",

@@ -20,6 +20,7 @@ STACK_RULES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("hf transformers",), "hf"),
     (("fsdp",), "fsdp"),
     (("llm-foundry",), "fsdp"),
+    (("sync-free moe",), "megatron-sync-free-moe"),
     (("nemo",), "nemo"),
     (("megatron-core",), "megatron"),
     (("megatron-lm",), "megatron-2021"),

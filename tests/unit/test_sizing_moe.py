@@ -94,6 +94,38 @@ def test_moe_post_sync_cpu_time_adds_to_the_gpu_time_by_hand() -> None:
     assert moe_sync_time(dense, lay._replace(ep=1), eff) == 0.0
 
 
+def test_sync_free_dispatch_pays_no_host_sync() -> None:
+    """Megatron-Core's sync-free MoE mode (HybridEP buffers pre-sized by
+    moe_expert_rank_capacity_factor, the MLPerf v6.0 GPT-OSS runs) never copies token counts
+    to the host: the same Mixtral stage costs max(GPU, launch) with no 8 x 5 ms on top, and
+    nothing else about the stack changes."""
+    from dataclasses import replace
+
+    from benchmarks.stacks import stack_of
+    from generator.sizing.training.steptime import (
+        busy_time,
+        compute_time,
+        launch_time,
+        moe_sync_time,
+    )
+
+    eff = replace(EFF, compute=replace(EFF.compute, moe_layer_overhead_s=0.005))
+    lay = Layout(tp=1, pp=4, dp=16, cp=1, vp=1, mbs=1, recompute="none", ep=8, etp=1)
+    free = job(framework="megatron-sync-free-moe")
+    assert eff.framework("nemo").moe_host_sync
+    assert not eff.framework("megatron-sync-free-moe").moe_host_sync
+    assert moe_sync_time(job(framework="nemo"), lay, eff) == pytest.approx(0.040)
+    assert moe_sync_time(free, lay, eff) == 0.0
+    gpu, launch = compute_time(free, lay, DEVICE, eff), launch_time(free, lay, eff)
+    assert busy_time(free, lay, DEVICE, eff) == pytest.approx(max(gpu, launch))
+    assert compute_time(job(framework="nemo"), lay, DEVICE, eff) == pytest.approx(gpu)
+    row = {"framework": "Megatron-Bridge / Megatron-Core (MLPerf NVIDIA NeMo reference "
+                        "implementation; sync-free MoE dispatch: HybridEP with "
+                        "MOE_EXPERT_RANK_CAPACITY_FACTOR=5)"}
+    assert stack_of(row) == "megatron-sync-free-moe"
+    assert stack_of({"framework": "Megatron-Bridge / Megatron-Core, NeMo 26.04.01"}) == "nemo"
+
+
 @settings(max_examples=40, deadline=None)
 @given(model=st.sampled_from(["mixtral-8x7b", "mixtral-8x22b", "qwen3-30b-a3b",
                               "deepseek-v3"]),

@@ -132,6 +132,12 @@ class Framework:
     pp_exposed: float
     cp_exposed: float
     ep_exposed: float = 1.0
+    moe_host_sync: bool = True
+    """Whether the MoE token dispatcher copies the tokens per expert to the host every layer
+    (Megatron's dropless all-to-all and DeepEP dispatchers do, to size their buffers).
+    False for Megatron-Core's sync-free mode (HybridEP with ``moe_expert_rank_capacity_factor``
+    and TE's fused grouped MLP: buffers pre-sized from the capacity, so nothing waits for the
+    host and the iteration can be captured in CUDA graphs)."""
 
     def runs(self, dim: str) -> bool:
         """Whether the stack can run parallel dimension ``dim``."""
@@ -286,6 +292,7 @@ def _framework(
         tp_exposed=overlap.tp if tp_overlap else 1.0,
         dp_exposed=overlap.dp if sharding == "distributed" else overlap.fsdp,
         pp_exposed=overlap.pp, cp_exposed=overlap.cp, ep_exposed=overlap.ep,
+        moe_host_sync=bool(f.get("moe_host_sync", True)),
     )
 
 

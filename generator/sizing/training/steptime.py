@@ -158,7 +158,10 @@ def launch_time(job: Job, lay: Layout, eff: Efficiency) -> float:
 
 
 def moe_sync_time(job: Job, lay: Layout, eff: Efficiency) -> float:
-    """CPU time of the stage's MoE layers spent after the dispatcher's host sync."""
+    """CPU time of the stage's MoE layers spent after the dispatcher's host sync (none
+    where the stack's dispatch is sync-free)."""
+    if not eff.framework(job.framework).moe_host_sync:
+        return 0.0
     layers = math.ceil(job.arch.layers / lay.pp)
     factor = 1.0 + lay.recompute_fraction(job.arch.layers) / 3.0
     return eff.compute.moe_layer_overhead_s * min(layers, moe_layers(job.arch)) * factor
