@@ -74,6 +74,7 @@ DENSE_PARAMS: tuple[Param, ...] = (
 MOE_PARAMS: tuple[Param, ...] = (
     Param(("overlap.ep",), 0.0, 1.0, 0.5),
     Param(("compute.moe_layer_overhead_s",), 0.0, 0.02, 1e-3, span_steps=True),
+    Param(("compute.moe_layer_launch_s",), 0.0, 0.03, 1e-3, span_steps=True),
     Param(("compute.gemm_efficiency.b200-sxm-180gb",), 0.3, 0.95, 0.6),
 )
 """The MoE stage: physics only MoE rows see (every B200 row is an MoE row)."""

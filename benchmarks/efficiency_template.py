@@ -58,7 +58,10 @@ COMMENTS: dict[str, list[str]] = {
         "# time to launch one layer's kernels per micro-batch (hidden unless the GPU is faster);",
         "# moe_layer_overhead_s: CPU time an MoE layer spends after its dispatcher's host",
         "# sync (token counts per expert copied to the host), which the GPU waits out: added",
-        "# to the micro-batch's time, never hidden.",
+        "# to the micro-batch's time, never hidden. moe_layer_launch_s: CPU time an MoE layer",
+        "# spends after the sync issuing kernels the GPU runs as they arrive (permute, the",
+        "# grouped GEMM's per-expert GEMMs, combine): added to the launch time, so hidden",
+        "# unless the CPU is the slower.",
     ],
     "memory": [
         "# usable_fraction applies to the catalog's nominal memory_bytes (vendor GB = 1e9 bytes);",

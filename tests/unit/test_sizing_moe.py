@@ -94,6 +94,33 @@ def test_moe_post_sync_cpu_time_adds_to_the_gpu_time_by_hand() -> None:
     assert moe_sync_time(dense, lay._replace(ep=1), eff) == 0.0
 
 
+def test_post_sync_kernel_issue_overlaps_the_gpu() -> None:
+    """The CPU time after the sync splits in two: the serial part (sizing buffers from the
+    host counts before the first kernel) adds; issuing the kernels the GPU then runs as they
+    arrive (moe_layer_launch_s) only shows where the CPU is slower than the GPU. Mixtral on
+    PP4 (8 MoE layers a stage, GPU ~0.14 s per micro-batch): at 2 ms a layer, 16 ms + 2.4 ms
+    of launches hide behind the GPU; at 50 ms a layer the CPU's 0.4024 s sets the pace. The
+    sync-free stack pays neither."""
+    from dataclasses import replace
+
+    from generator.sizing.training.steptime import busy_time, compute_time, moe_launch_time
+
+    lay = Layout(tp=1, pp=4, dp=16, cp=1, vp=1, mbs=1, recompute="none", ep=8, etp=1)
+    j = job()
+    for launch, expect_cpu in ((0.002, False), (0.05, True)):
+        eff = replace(EFF, compute=replace(EFF.compute, moe_layer_overhead_s=0.005,
+                                           moe_layer_launch_s=launch,
+                                           layer_overhead_s=3e-4))
+        assert moe_launch_time(j, lay, eff) == pytest.approx(8 * launch)
+        gpu, cpu = compute_time(j, lay, DEVICE, eff), 8 * 3e-4 + 8 * launch
+        assert (cpu > gpu) is expect_cpu
+        assert busy_time(j, lay, DEVICE, eff) == pytest.approx(max(gpu, cpu) + 0.040)
+        free = job(framework="megatron-sync-free-moe")
+        assert moe_launch_time(free, lay, eff) == 0.0
+        free_gpu = compute_time(free, lay, DEVICE, eff)
+        assert busy_time(free, lay, DEVICE, eff) == pytest.approx(max(free_gpu, 8 * 3e-4))
+
+
 def test_sync_free_dispatch_pays_no_host_sync() -> None:
     """Megatron-Core's sync-free MoE mode (HybridEP buffers pre-sized by
     moe_expert_rank_capacity_factor, the MLPerf v6.0 GPT-OSS runs) never copies token counts

@@ -54,6 +54,10 @@ class Compute:
     to size their buffers): the CPU cannot run ahead across the sync, so the GPU waits
     out the kernels issued after it (permutation, grouped-GEMM set-up, combine). It is
     added to the micro-batch's time rather than hidden behind the GPU's."""
+    moe_layer_launch_s: float = 0.0
+    """CPU time per MoE layer and micro-batch, after the same sync, spent issuing kernels
+    the GPU runs as they arrive (permutation, the grouped GEMM's per-expert GEMMs, combine):
+    it overlaps the GPU's work, so it shows only where the CPU is the slower of the two."""
 
     def peak_fraction(self, gpu_id: str) -> float:
         """Best-case fraction of peak for large GEMMs on this GPU (``default`` if unlisted)."""
@@ -227,6 +231,7 @@ def from_mapping(doc: dict[str, Any]) -> Efficiency:
                 **{k: float(c[k]) for k in ("tokens_half", "tokens_exponent", "width_half",
                                             "fp8_speedup", "layer_overhead_s",
                                             "moe_layer_overhead_s")},
+                moe_layer_launch_s=float(c.get("moe_layer_launch_s", 0.0)),
             ),
             memory=Memory(**{k: float(v) for k, v in m.items()}),
             network=Network(**{k: float(v) for k, v in n.items()}),

@@ -167,11 +167,22 @@ def moe_sync_time(job: Job, lay: Layout, eff: Efficiency) -> float:
     return eff.compute.moe_layer_overhead_s * min(layers, moe_layers(job.arch)) * factor
 
 
+def moe_launch_time(job: Job, lay: Layout, eff: Efficiency) -> float:
+    """CPU time of the stage's MoE layers spent issuing post-sync kernels the GPU runs as
+    they arrive (none where the stack's dispatch is sync-free: its CPU runs ahead)."""
+    if not eff.framework(job.framework).moe_host_sync:
+        return 0.0
+    layers = math.ceil(job.arch.layers / lay.pp)
+    factor = 1.0 + lay.recompute_fraction(job.arch.layers) / 3.0
+    return eff.compute.moe_layer_launch_s * min(layers, moe_layers(job.arch)) * factor
+
+
 def busy_time(job: Job, lay: Layout, device: Device, eff: Efficiency) -> float:
     """GPU busy time of one micro-batch: the math, or the CPU launch when that is slower,
     plus the MoE layers' post-sync CPU time, which the GPU waits out."""
     gpu = compute_time(job, lay, device, eff)
-    return max(gpu, launch_time(job, lay, eff)) + moe_sync_time(job, lay, eff)
+    cpu = launch_time(job, lay, eff) + moe_launch_time(job, lay, eff)
+    return max(gpu, cpu) + moe_sync_time(job, lay, eff)
 
 
 def _zero3_exposed(moved: float, busy: float, fw: Framework) -> float:
@@ -234,7 +245,8 @@ def forward_time(job: Job, lay: Layout, device: Device, node: Node, eff: Efficie
                            capacity_factor=job.capacity_factor)
     gpu = flops_seconds(job, lay, flops, lay.mbs * seq, device, eff) / 3.0
     plain = lay._replace(recompute="none")
-    busy = max(gpu, launch_time(job, plain, eff) / 3.0) + moe_sync_time(job, plain, eff) / 3.0
+    cpu = launch_time(job, plain, eff) + moe_launch_time(job, plain, eff)
+    busy = max(gpu, cpu / 3.0) + moe_sync_time(job, plain, eff) / 3.0
     exposed = (fw.tp_exposed * comm.tp_time(job, lay, node, device, eff, forward_only=True)
                + fw.pp_exposed * comm.pp_time(job, lay, node, device, eff, forward_only=True)
                + fw.ep_exposed * comm.ep_time(job, lay, node, device, eff, forward_only=True))
