@@ -157,24 +157,26 @@ def launch_time(job: Job, lay: Layout, eff: Efficiency) -> float:
     return eff.compute.layer_overhead_s * layers * factor
 
 
-def moe_sync_time(job: Job, lay: Layout, eff: Efficiency) -> float:
-    """CPU time of the stage's MoE layers spent after the dispatcher's host sync (none
-    where the stack's dispatch is sync-free)."""
+def _moe_cpu_time(job: Job, lay: Layout, eff: Efficiency, per_layer_s: float) -> float:
+    """``per_layer_s`` for each MoE layer of the stage's busiest stage, recomputed ones
+    again (none where the stack's dispatch is sync-free: no host sync, its CPU runs ahead)."""
     if not eff.framework(job.framework).moe_host_sync:
         return 0.0
     layers = math.ceil(job.arch.layers / lay.pp)
     factor = 1.0 + lay.recompute_fraction(job.arch.layers) / 3.0
-    return eff.compute.moe_layer_overhead_s * min(layers, moe_layers(job.arch)) * factor
+    return per_layer_s * min(layers, moe_layers(job.arch)) * factor
+
+
+def moe_sync_time(job: Job, lay: Layout, eff: Efficiency) -> float:
+    """CPU time of the stage's MoE layers spent after the dispatcher's host sync, before
+    the GPU gets work again."""
+    return _moe_cpu_time(job, lay, eff, eff.compute.moe_layer_overhead_s)
 
 
 def moe_launch_time(job: Job, lay: Layout, eff: Efficiency) -> float:
     """CPU time of the stage's MoE layers spent issuing post-sync kernels the GPU runs as
-    they arrive (none where the stack's dispatch is sync-free: its CPU runs ahead)."""
-    if not eff.framework(job.framework).moe_host_sync:
-        return 0.0
-    layers = math.ceil(job.arch.layers / lay.pp)
-    factor = 1.0 + lay.recompute_fraction(job.arch.layers) / 3.0
-    return eff.compute.moe_layer_launch_s * min(layers, moe_layers(job.arch)) * factor
+    they arrive."""
+    return _moe_cpu_time(job, lay, eff, eff.compute.moe_layer_launch_s)
 
 
 def busy_time(job: Job, lay: Layout, device: Device, eff: Efficiency) -> float:
