@@ -119,7 +119,8 @@ def model(maybe: Maybe) -> st.SearchStrategy[Any]:
 def pins(maybe: Maybe) -> st.SearchStrategy[dict[str, Any]]:
     return optional(maybe, {"tp": ints(1, 2, 3, 4, 8, 16), "pp": ints(1, 2, 4, 16, 126),
                             "dp": ints(1, 2, 8, 64), "cp": ints(1, 2, 4), "vp": ints(1, 2, 8),
-                            "recompute": st.sampled_from(["none", "selective", "full"])})
+                            "recompute": st.sampled_from(["none", "selective", "full"]),
+                            "ep": ints(1, 2, 6, 8, 16, 64), "etp": ints(1, 2, 3)})
 
 
 @st.composite
@@ -158,7 +159,8 @@ def inference(draw: st.DrawFn, name: str, maybe: Maybe) -> dict[str, Any]:
         "precision": st.sampled_from(["bf16", "fp8"]),
         "requests_per_minute": floats(0.001, 1, 600, 1e5, 1e8),
         "ttft_ms": floats(0.001, 50, 2000, 86_400_000), "tpot_ms": floats(0.001, 5, 50, 1000),
-        "parallelism": optional(maybe, {"tp": ints(1, 2, 4, 8, 16), "pp": ints(1, 2, 4)}),
+        "parallelism": optional(maybe, {"tp": ints(1, 2, 3, 4, 8, 12, 16), "pp": ints(1, 2, 4, 200),
+                                        "ep": ints(1, 2, 6, 8, 16, 512)}),
     })))
     return w
 

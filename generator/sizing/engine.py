@@ -19,6 +19,7 @@ from generator.catalog.load import Catalog
 from generator.catalog.models import Server
 from generator.errors import PodplanError, Problem
 from generator.sizing.inference import InferenceJob, Layout, loaded_point, max_batch, serve
+from generator.sizing.inference.advice import Hardware, alternatives, shortfall
 from generator.sizing.model.arch import resolve_model
 from generator.sizing.model.efficiency import Efficiency, default_efficiency
 from generator.sizing.model.hardware import Device, Node, device_from_gpu, node_from_server
@@ -40,9 +41,10 @@ SERVING_FRAMEWORK = "tensorrt-llm"
 
 def estimate_inference(
     w: InferenceWorkload, catalog: Catalog, device: Device, node: Node, eff: Efficiency,
-    table: Table,
+    table: Table, hardware: Hardware | None = None,
 ) -> InferenceEstimate:
-    """Size one serving workload: its replica layout and both operating points."""
+    """Size one serving workload: its replica layout and both operating points
+    (``hardware`` sizes the alternatives named when the SLOs are missed)."""
     arch = resolve_model(w.model, catalog)
     job = InferenceJob(arch=arch, precision=w.precision.value, input_tokens=w.input_tokens,
                        output_tokens=w.output_tokens, requests_per_minute=w.requests_per_minute,
@@ -51,7 +53,12 @@ def estimate_inference(
     s = serve(job, device, node, eff, tp=par.tp, pp=par.pp, ep=par.ep)
     regime = Regime.of(SERVING_FRAMEWORK, "inference", s.tp * s.pp, device.id)
     b = table.band(regime)
-    notes = _inference_notes(s.fits, s.weights_bytes, s.layout, s.meets_slo, node)
+    notes = _inference_notes(s.fits, s.weights_bytes, s.layout, node)
+    if s.meets_slo is False:
+        notes.append(shortfall(job, s, device.id))
+        if hardware is not None:
+            notes.append(alternatives(job, device.id, hardware, eff,
+                                      {"tp": par.tp, "pp": par.pp, "ep": par.ep}))
     if not b.calibrated:
         notes.append(outside_note(regime))
     saturated = max(1, max_batch(job, s.layout, device, eff))
@@ -78,14 +85,11 @@ def estimate_inference(
     )
 
 
-def _inference_notes(fits: bool, weights: float, lay: Layout, meets: bool | None,
-                     node: Node) -> list[str]:
+def _inference_notes(fits: bool, weights: float, lay: Layout, node: Node) -> list[str]:
     notes = []
     if not fits:
         notes.append(f"the weights alone ({weights / GIB:.0f} GiB per GPU at {lay.text()}) "
                      "leave no room for a KV cache; pin a larger tp or pp")
-    if meets is False:
-        notes.append("no batch meets the latency SLOs on this GPU; reported at batch 1")
     if lay.gpus > node.gpus:
         notes.append(f"one replica spans {-(-lay.gpus // node.gpus)} nodes "
                      f"({lay.text()}: TP inside a node, pipeline stages across nodes)")
@@ -108,7 +112,11 @@ def size(
     node = node_from_server(server, gpu, hw.east_west_nics_per_node)
     training = [estimate_training(w, catalog, device, node, e, hw.gpus, run_env, bands)
                 for w in spec.training]
-    inference = [estimate_inference(w, catalog, device, node, e, bands) for w in spec.inference]
+    hardware = Hardware(list(server.gpu_options), lambda g: (
+        device_from_gpu(catalog.gpus[g]),
+        node_from_server(server, catalog.gpus[g], hw.east_west_nics_per_node)))
+    inference = [estimate_inference(w, catalog, device, node, e, bands, hardware)
+                 for w in spec.inference]
     train_gpus = max((t.gpus for t in training), default=0)
     serve_gpus = sum(i.gpus for i in inference)
     notes = []

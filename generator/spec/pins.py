@@ -14,7 +14,8 @@ from generator.catalog.load import Catalog
 from generator.errors import Problem
 from generator.sizing.model.efficiency import Framework, default_efficiency
 from generator.spec.load import LoadedSpec, format_path
-from generator.spec.models import InlineArchitecture, TrainingWorkload
+from generator.spec.models import InferenceWorkload, InlineArchitecture, TrainingWorkload
+from generator.spec.serving_pins import serving_pin_problems
 
 STACK_DIMENSIONS = {"tp": "tensor parallelism", "pp": "pipeline parallelism",
                     "cp": "context parallelism", "vp": "interleaved pipelines",
@@ -42,7 +43,9 @@ def precision_problems(loaded: LoadedSpec, catalog: Catalog) -> list[Problem]:
     ]
 
 
-def _shape(w: TrainingWorkload, catalog: Catalog) -> tuple[int, int, int] | None:
+def _shape(
+    w: TrainingWorkload | InferenceWorkload, catalog: Catalog
+) -> tuple[int, int, int] | None:
     """(attention heads, layers, experts) of the workload's model, if it is known."""
     if isinstance(w.model, InlineArchitecture):
         return w.model.attention_heads, w.model.layers, w.model.experts
@@ -180,7 +183,7 @@ def _size_problems(loaded: LoadedSpec, i: int, w: TrainingWorkload) -> list[Prob
 
 
 def workload_problems(loaded: LoadedSpec, catalog: Catalog) -> list[Problem]:
-    """Every impossible pin of every training workload, located."""
+    """Every impossible pin of every workload, located."""
     hw = loaded.spec.hardware
     server = catalog.servers.get(hw.server)
     if server is None:
@@ -188,7 +191,10 @@ def workload_problems(loaded: LoadedSpec, catalog: Catalog) -> list[Problem]:
     eff = default_efficiency()
     out: list[Problem] = []
     for i, w in enumerate(loaded.spec.workloads):
-        if not isinstance(w, TrainingWorkload):
+        if isinstance(w, InferenceWorkload):
+            shape = _shape(w, catalog)
+            if shape is not None:
+                out += serving_pin_problems(loaded, i, w, shape, server.gpu_slots, server.name)
             continue
         out += _stack_problems(loaded, i, w, eff.framework(w.framework.value))
         out += _batch_problems(loaded, i, w)

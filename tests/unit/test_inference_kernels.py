@@ -12,13 +12,21 @@ from benchmarks.calibration import load_cases
 from benchmarks.calibration_inference import _kv_dtype, bench_limits
 from generator.catalog.load import default_catalog
 from generator.sizing.inference import InferenceJob, Layout, kv_cache_bytes_per_token
-from generator.sizing.inference.memory import batch_limit, engine_limits, token_limit
+from generator.sizing.inference.memory import (
+    batch_limit,
+    engine_limits,
+    expert_weights_per_gpu,
+    token_limit,
+)
 from generator.sizing.inference.steps import (
     attention_rate,
     attention_s,
     cycle_s,
     dense_gemm_s,
+    expert_gemm_s,
+    expert_pass_s,
     gemm_rate,
+    touched,
 )
 from generator.sizing.model.efficiency import Efficiency, default_efficiency
 from generator.sizing.model.hardware import device_from_gpu
@@ -170,3 +178,27 @@ def test_overlap_scheduler_hides_host_time_under_gpu_time() -> None:
     slow = replace(eff, inference=replace(inf, sequence_overhead_s=1e-3))
     assert cycle(overlap, slow) == pytest.approx(1e-6 + 1024 * 1e-3)
     assert cycle(serial, slow) == pytest.approx(gpu + 1e-6 + 1024 * 1e-3)
+
+
+def test_a_prompt_rides_along_as_whole_chunks_not_as_a_trickle() -> None:
+    """Mixtral 8x7B fp8 on one H100, 1,000 tokens in and 500 out: a steady-state pass at
+    batch 1 carries 2 prompt tokens on average, which the engine schedules as one
+    1,000-token chunk in 0.2 % of the passes. A decode token alone touches 1 - (6/8)^1 =
+    25 % of the experts, so the expected expert time is 0.998 x that pass + 0.002 x the
+    chunk's pass, not a 3-token pass every time (which would touch 1 - 0.75^3 = 58 %)."""
+    job, lay = InferenceJob(MIXTRAL_8X7B, "fp8", 1000, 500), Layout(tp=1)
+    limit = float(token_limit(job, lay, H100, EFF))
+    assert limit >= 1000
+    alone = expert_pass_s(job, lay, 1.0, limit, H100, EFF)
+    assert touched(MIXTRAL_8X7B, 1.0) == pytest.approx(0.25)
+    read = expert_weights_per_gpu(job, lay) * 0.25 / (
+        H100.hbm_bytes_per_s * EFF.inference.hbm_efficiency)
+    assert alone == pytest.approx(read)  # one token: bound by the weights it reads
+    with_chunk = expert_pass_s(job, lay, 1001.0, limit, H100, EFF)
+    expected = 0.998 * alone + 0.002 * with_chunk
+    assert expert_gemm_s(job, lay, 1.0, 2.0, limit, H100, EFF) == pytest.approx(expected)
+    assert expected < 0.7 * expert_pass_s(job, lay, 3.0, limit, H100, EFF)
+    # a whole prompt (TTFT) or no prompt at all is one pass of exactly those tokens
+    assert expert_gemm_s(job, lay, 0.0, 1000.0, limit, H100, EFF) == pytest.approx(
+        expert_pass_s(job, lay, 1000.0, limit, H100, EFF))
+    assert expert_gemm_s(job, lay, 1.0, 0.0, limit, H100, EFF) == pytest.approx(alone)

@@ -13,6 +13,7 @@ import yaml
 from generator import pipeline
 from generator.catalog.load import default_catalog
 from generator.errors import PodplanError, Problem
+from generator.sizing import size
 from generator.sizing.model.hardware import node_from_server
 
 CATALOG = default_catalog()
@@ -118,3 +119,47 @@ def test_l40s_has_no_nvlink_domain() -> None:
     assert node.nvlink_domain == 1
     bridged = node_from_server(CATALOG.servers["r760xa"], CATALOG.gpus["h100-pcie-80gb"])
     assert bridged.nvlink_domain == 2
+
+
+SERVE = {"name": "s", "kind": "inference", "model": "deepseek-v3", "input_tokens": 1000,
+         "output_tokens": 1000}
+XE = {"server": "xe9680", "gpu": "h200-sxm-141gb"}
+
+
+@pytest.mark.parametrize(("pins", "field", "message", "allowed", "hint"), [
+    ({"tp": 3}, "tp", "tp=3 does not divide the model's 128 attention heads",
+     "1, 2, 4, 8, 16, 32, 64", "did you mean tp: 2?"),
+    ({"tp": 12}, "tp", "tp=12 does not divide the model's 128 attention heads",
+     "1, 2, 4, 8, 16, 32, 64", "did you mean tp: 8?"),
+    ({"pp": 100}, "pp", "pp=100 exceeds the model's 61 layers", "1 ... 61", None),
+    ({"tp": 8, "ep": 6}, "ep", "ep=6 must divide the model's 256 experts and the replica's "
+     "GPUs (tp x pp: 8, 16, 24, 32, 48, 64, 128)", "1, 2, 4, 8, 16, 32, 64, 128",
+     "did you mean ep: 4?"),
+    ({"tp": 4, "ep": 8}, "ep", "ep=8 must divide the model's 256 experts and the replica's "
+     "GPUs (tp x pp: 4)", "1, 2, 4", "did you mean ep: 4?"),
+])
+def test_impossible_serving_pins_are_located_errors(
+    tmp_path: Path, pins: dict[str, int], field: str, message: str, allowed: str,
+    hint: str | None,
+) -> None:
+    """Before these checks, ep=6 reached an empty layout search (an internal error) and
+    tp=3 sized a replica no engine can build (128 heads do not split 3 ways)."""
+    p = only(tmp_path, {**SERVE, "parallelism": pins}, **XE)
+    assert p.path == f"workloads[0].parallelism.{field}"
+    assert (p.message, p.allowed, p.hint) == (message, allowed, hint)
+
+
+def test_ep_on_a_dense_serving_model_is_refused(tmp_path: Path) -> None:
+    p = only(tmp_path, {**SERVE, "model": "llama3.1-70b", "parallelism": {"ep": 2}}, **XE)
+    assert p.message == "ep=2 needs a mixture-of-experts model; this model is dense"
+
+
+@pytest.mark.parametrize("pins", [{"tp": 16}, {"tp": 8, "ep": 2}, {"ep": 16}])
+def test_possible_serving_pins_are_sized_as_pinned(tmp_path: Path, pins: dict[str, int]) -> None:
+    """Multi-node TP over whole servers (TP16 = 2 x 8), EP over part of a replica, and an
+    EP wider than one server (which brings a second pipeline stage) all size."""
+    loaded = pipeline.load_checked(write(tmp_path, {**SERVE, "parallelism": pins}, **XE))
+    est = size(loaded.spec, CATALOG).inference[0]
+    assert est.fits
+    assert all(getattr(est, k) == v for k, v in pins.items())
+    assert (est.tp * est.pp) % est.ep == 0

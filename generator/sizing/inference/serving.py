@@ -107,7 +107,7 @@ def layouts(job: InferenceJob, node: Node, tp: int | None = None, pp: int | None
             continue
         eps = (ep,) if ep else ((1, t * p) if job.moe and t * p > 1 else (1,))
         out += [Layout(t, p, e) for e in dict.fromkeys(eps)
-                if e == 1 or job.arch.experts % e == 0]
+                if e == 1 or (job.arch.experts % e == 0 and (t * p) % e == 0)]
     return out
 
 
