@@ -21,9 +21,6 @@ carries ``key=value`` tokens (``ISL/OSL=``, ``mode=``, ``qps=``, ``EP=``, ``spec
 * **engine limits**: ``max_batch_size`` / ``max_num_tokens`` where the notes state them;
   else, for trtllm-bench runs, the values trtllm-bench derives itself (``bench_limits``);
   else the engine's defaults (efficiency.yaml);
-* **host overlap**: rows run on TensorRT-LLM's PyTorch backend (framework or source
-  says so) overlap the executor's host work with the GPU (``InferenceJob.host_overlap``);
-  TensorRT-engine rows add it;
 * **GPU**: the row's GPU text (H100 / H200), or ``calibration_setup.yaml``'s mapping.
 
 Rows the engine cannot express yet are *not scored* and are listed with the reason
@@ -151,13 +148,6 @@ def _kv_dtype(precision: str) -> str | None:
     return "fp8" if (m.group(1) or m.group(2)) == "FP8" else "bf16"
 
 
-def _overlap_scheduler(row: dict[str, str]) -> bool:
-    """TensorRT-LLM's PyTorch backend overlaps its host work with the GPU (its overlap
-    scheduler, on by default); the TensorRT-engine runtime (trtllm-bench before the
-    PyTorch backend, Triton's tensorrtllm_backend, the MLPerf harness) does not."""
-    return "PyTorch backend" in row["framework"] + row["source"]
-
-
 def _stated_limit(notes: str, key: str) -> int | None:
     m = re.search(rf"{key} (\d+)", notes)
     return int(m.group(1)) if m else None
@@ -239,8 +229,7 @@ def inference_case(row: dict[str, str], catalog: Catalog) -> Case:
                        precision="fp8" if fp8 else "bf16", input_tokens=isl,
                        output_tokens=max(1, round(osl)), ttft_ms=ttft, tpot_ms=tpot,
                        kv_fraction=_kv_fraction(row["notes"]),
-                       kv_cache_dtype=_kv_dtype(row["precision"]),
-                       host_overlap=_overlap_scheduler(row))
+                       kv_cache_dtype=_kv_dtype(row["precision"]))
     if not row["TP"] and job.moe:
         raise Unscored("MoE layout (TP/EP) not published")
     ep = _int(_token(row["method"], "EP") or "") or 1

@@ -28,7 +28,7 @@ from generator.sizing.inference.steps import (
     gemm_rate,
     touched,
 )
-from generator.sizing.model.efficiency import Efficiency, default_efficiency
+from generator.sizing.model.efficiency import default_efficiency
 from generator.sizing.model.hardware import device_from_gpu
 from tests.unit.sizing_models import LLAMA2_70B, LLAMA3_8B, MIXTRAL_8X7B, XE9680_8NIC
 
@@ -109,9 +109,8 @@ def test_gemms_and_attention_are_separate_rooflines() -> None:
     """Llama 3 8B bf16 on one H100, 1024 sequences decoding at mean context 1024 + 512:
     the GEMMs do 2 x 6.98e9 x 1024 FLOPs (+ the LM head) against 16 GB of weights
     (compute-bound), attention streams 1024 x 1536 x 131,072 B = 206 GB of cache
-    (memory-bound). The step is the sum of the two, not the larger of their totals (an
-    engine without an overlap scheduler adds its host time on top)."""
-    j = InferenceJob(LLAMA3_8B, "bf16", 1024, 1024, host_overlap=False)
+    (memory-bound). The step is the sum of the two, not the larger of their totals."""
+    j = InferenceJob(LLAMA3_8B, "bf16", 1024, 1024)
     lay = Layout(1)
     inf = EFF.inference
     kv = 1024 * 1536 * 131_072
@@ -142,9 +141,8 @@ def test_fp8_cache_runs_context_attention_in_fp8_on_tensorrt_llm() -> None:
 
 def test_attention_dp_ranks_handle_their_own_sequences() -> None:
     """The per-sequence host time is paid by each rank's executor for its own sequences:
-    800 sequences over 8 attention-DP ranks cost 100 sequences' time, over TP8 all 800
-    (host time added to the GPU's: no overlap scheduler)."""
-    j = InferenceJob(MIXTRAL_8X7B, "fp8", 1000, 1000, host_overlap=False)
+    800 sequences over 8 attention-DP ranks cost 100 sequences' time, over TP8 all 800."""
+    j = InferenceJob(MIXTRAL_8X7B, "fp8", 1000, 1000)
     dp, tp = Layout(8, 1, 1, attn_dp=True), Layout(8)
     seq = EFF.inference.sequence_overhead_s
     slow = replace(EFF, inference=replace(EFF.inference, sequence_overhead_s=seq + 1e-3))
@@ -154,30 +152,6 @@ def test_attention_dp_ranks_handle_their_own_sequences() -> None:
                 - cycle_s(j, lay, 800, 0, H100, XE9680_8NIC, EFF))
     assert extra(dp) == pytest.approx(100 * 1e-3)
     assert extra(tp) == pytest.approx(800 * 1e-3)
-
-
-def test_overlap_scheduler_hides_host_time_under_gpu_time() -> None:
-    """TensorRT-LLM's PyTorch backend (overlap scheduler, on by default) does iteration n's
-    host work while the GPU runs iteration n+1: a cycle takes the longer of the two. Llama 3
-    8B bf16, 1024 sequences at context 1024 + 512 (GPU ~ 0.16 s, see above) with a host
-    cost of 1 us per iteration and 10 us per sequence: 1e-6 + 1024 x 1e-5 = 0.01024 s,
-    hidden with overlap, added without it; at 1 ms per sequence (1.024 s) the host binds."""
-    inf = replace(EFF.inference, step_overhead_s=1e-6, sequence_overhead_s=1e-5)
-    eff = replace(EFF, inference=inf)
-    serial = InferenceJob(LLAMA3_8B, "bf16", 1024, 1024, host_overlap=False)
-    overlap = replace(serial, host_overlap=None)
-    assert overlap.overlaps_host and not serial.overlaps_host
-    assert not replace(overlap, engine="vllm").overlaps_host
-
-    def cycle(j: InferenceJob, e: Efficiency = eff) -> float:
-        return cycle_s(j, Layout(1), 1024, 0, H100, XE9680_8NIC, e)
-    host = 1e-6 + 1024 * 1e-5
-    gpu = cycle(serial) - host
-    assert gpu > 0.1
-    assert cycle(overlap) == pytest.approx(gpu)
-    slow = replace(eff, inference=replace(inf, sequence_overhead_s=1e-3))
-    assert cycle(overlap, slow) == pytest.approx(1e-6 + 1024 * 1e-3)
-    assert cycle(serial, slow) == pytest.approx(gpu + 1e-6 + 1024 * 1e-3)
 
 
 def test_a_prompt_rides_along_as_whole_chunks_not_as_a_trickle() -> None:

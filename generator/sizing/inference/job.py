@@ -49,12 +49,6 @@ class InferenceJob:
     max_num_tokens: int | None = None
     """The engine's ``max_num_tokens`` per iteration when the run sets one (per
     attention-DP rank); else efficiency.yaml's ``inference.max_num_tokens``."""
-    host_overlap: bool | None = None
-    """Whether the engine's host work (scheduling, stop checks, response updates) runs
-    while the GPU computes the next iteration: TensorRT-LLM's PyTorch backend does so by
-    default (its overlap scheduler, default since the LLM API's ``disable_overlap_scheduler``
-    option, 1.0's default backend); its TensorRT-engine runtime and vLLM run it between
-    iterations. ``None``: the engine's default (``overlaps_host``)."""
 
     @property
     def value_bytes(self) -> float:
@@ -73,13 +67,6 @@ class InferenceJob:
         if self.engine == "vllm":
             return 2.0
         return self.value_bytes
-
-    @property
-    def overlaps_host(self) -> bool:
-        """The stated ``host_overlap``, else the engine's default (TensorRT-LLM: yes)."""
-        if self.host_overlap is not None:
-            return self.host_overlap
-        return self.engine == "tensorrt-llm"
 
     @property
     def moe(self) -> bool:

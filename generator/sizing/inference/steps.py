@@ -14,9 +14,7 @@ engine does. On top: the TP all-reduces (two per layer; at batch 1 their
 latency, not their bytes, is what counts), the all-to-all dispatch and combine of expert
 parallelism, the pipeline's stage hand-offs, a fixed scheduler time per iteration and a
 time per sequence in flight (sampling, detokenisation, the scheduler's per-request work;
-under attention DP every rank's executor handles its own sequences, in parallel). An
-engine with an overlap scheduler (TensorRT-LLM's PyTorch backend) does that host work
-while the GPU runs the next iteration, so only the longer of the two counts.
+under attention DP every rank's executor handles its own sequences, in parallel).
 
 A PP replica keeps ``min(pp, batch)`` micro-batches in flight, so a cycle is ``pp`` stage
 times of one micro-batch (a batch-1 token still crosses every stage in turn).
@@ -226,22 +224,7 @@ def cycle_s(job: InferenceJob, lay: Layout, decode: float, prefill: float, devic
         link = group_link(lay.pp, lay.tp, node, device, eff)
         hand_off = lay.pp * send_recv((decode + prefill) / micro * job.arch.hidden
                                       * ACTIVATION_BYTES / lay.tp, link, eff)
-    return combine(job, lay.pp * stage + hand_off, host_s(job, lay, decode, iters, eff))
-
-
-def host_s(job: InferenceJob, lay: Layout, decode: float, iters: float,
-           eff: Efficiency) -> float:
-    """The executor's host work over one cycle: a fixed scheduler time per iteration and
-    a time per sequence in flight (under attention DP each rank's executor handles its
-    own sequences, in parallel)."""
     inf = eff.inference
     per_scheduler = decode / lay.tp if lay.attn_dp else decode
-    return iters * inf.step_overhead_s + per_scheduler * inf.sequence_overhead_s
-
-
-def combine(job: InferenceJob, gpu_s: float, host: float) -> float:
-    """A cycle from its GPU time and its host time: an engine that overlaps them
-    (TensorRT-LLM's overlap scheduler launches iteration n+1 before it processes
-    iteration n's results, ``InferenceJob.host_overlap``) waits for the longer of the
-    two; one that does not runs them one after the other."""
-    return max(gpu_s, host) if job.overlaps_host else gpu_s + host
+    return (lay.pp * stage + hand_off + iters * inf.step_overhead_s
+            + per_scheduler * inf.sequence_overhead_s)
