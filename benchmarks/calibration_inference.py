@@ -160,7 +160,11 @@ def bench_limits(job: InferenceJob, lay: Layout, device: Device) -> tuple[int, i
     dataset's ISL + OSL (all GPUs' memory less the whole checkpoint, x 0.95, KV heads
     replicated up to TP), capped at 4096 and split over PP, rounded *up* to 32/128/256
     (at least 64); tokens = that batch x (1 + ISL/OSL), capped at 32,768, at least 2048,
-    rounded up to 256/512/1024. The KV cache the runtime really allocates still binds."""
+    rounded up to 256/512/1024. trtllm-bench leaves chunked prefill off unless asked
+    (``enable_chunked_prefill`` defaults to False in ``bench/benchmark/utils/general.py``
+    ``get_settings``), and then forces max_num_tokens up to the dataset's max ISL + that
+    batch, so a whole prompt fits one iteration. The KV cache the runtime really
+    allocates still binds."""
     arch, gib = job.arch, 1024.0 ** 3
     per_token = (2 * arch.layers * max(lay.tp, arch.kv_heads) * arch.head_dim
                  * job.kv_bytes / gib)
@@ -178,7 +182,7 @@ def bench_limits(job: InferenceJob, lay: Layout, device: Device) -> tuple[int, i
     else:
         step = 512 if raw_tokens < 8192 else 1024
         tokens = step * math.ceil(raw_tokens / step)
-    return batch, tokens
+    return batch, max(tokens, job.input_tokens + batch)
 
 
 def _limits(row: dict[str, str], job: InferenceJob, lay: Layout,

@@ -71,12 +71,15 @@ def test_trtllm_bench_picks_its_own_batch_and_token_limits() -> None:
     tokens 516.2 * (1 + 128/2048) = 548.5 -> the 2048 floor.
     128/128: 4,387.6 requests, capped at 4096 -> 4096; tokens 4096 * 2 = 8192 -> 8192.
     5000/500: 204.2 requests -> 32 * ceil(204.2/32) = 224; tokens 204.2 * 11 = 2,246.6
-    -> 256 * ceil(2246.6/256) = 2304."""
+    -> 256 * ceil(2246.6/256) = 2304; chunked prefill is off by default, so trtllm-bench
+    raises it to max ISL + max batch = 5000 + 224 = 5224 (benchmark/utils/general.py).
+    20000/2000: 51.1 requests -> the 64 floor; tokens 56.2 -> 2048, raised to 20064."""
     def limits(isl: int, osl: int) -> tuple[int, int]:
         return bench_limits(InferenceJob(LLAMA3_8B, "fp8", isl, osl), Layout(1), H100)
     assert limits(128, 2048) == (640, 2048)
     assert limits(128, 128) == (4096, 8192)
-    assert limits(5000, 500) == (224, 2304)
+    assert limits(5000, 500) == (224, 5224)
+    assert limits(20000, 2000) == (64, 20064)
 
 
 def test_engine_limits_are_per_scheduler() -> None:
