@@ -20,8 +20,14 @@ from dataclasses import dataclass
 
 from generator.sizing.model.arch import Architecture
 
-ENGINES = ("tensorrt-llm", "vllm")
-"""Serving engines whose KV-cache rule podplan models (``memory.kv_budget_bytes``)."""
+ENGINES = ("tensorrt-llm", "vllm", "sglang")
+"""Serving engines whose KV-cache rule podplan models (``memory.kv_budget_bytes``). SGLang
+(calibration rows only; not selectable in a spec yet) sizes its KV pool like vLLM
+(``mem_fraction_static`` of the total holds weights and pool), keeps the model's dtype for
+an ``auto`` KV cache, and adds its own per-iteration host time (``steps.cycle_s``)."""
+MODEL_DTYPE_KV = ("vllm", "sglang")
+"""Engines whose ``kv_cache_dtype="auto"`` keeps the activations' dtype (bf16) whatever
+the weights (vLLM; SGLang's ``--kv-cache-dtype auto``, ServerArgs)."""
 DEFAULT_ENGINE = "tensorrt-llm"
 
 
@@ -61,10 +67,10 @@ class InferenceJob:
         TensorRT-LLM stores the KV cache in fp8 for an fp8 (per-tensor) checkpoint
         (trtllm-bench maps quant_algo FP8 to kv_cache_dtype fp8; ``trtllm-bench build
         --quantization FP8`` forces it), vLLM's ``kv_cache_dtype="auto"`` keeps the
-        model's activation dtype (bf16) whatever the weights."""
+        model's activation dtype (bf16) whatever the weights, as does SGLang's ``auto``."""
         if self.kv_cache_dtype is not None:
             return 1.0 if self.kv_cache_dtype == "fp8" else 2.0
-        if self.engine == "vllm":
+        if self.engine in MODEL_DTYPE_KV:
             return 2.0
         return self.value_bytes
 

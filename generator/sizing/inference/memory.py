@@ -129,7 +129,10 @@ def kv_budget_bytes(job: InferenceJob, lay: Layout, device: Device, eff: Efficie
     inf = eff.inference
     total = hbm_bytes(device)
     used = weights_per_gpu(job, lay) + runtime_bytes(job, lay, eff)
-    if job.engine == "vllm":
+    if job.engine in ("vllm", "sglang"):
+        # SGLang's mem_fraction_static has vLLM's form (weights + KV pool inside it);
+        # without a stated value vLLM's default stands in [R: SGLang's own default is
+        # 0.79-0.88 by TP and GPU memory]
         fraction = job.kv_fraction or inf.vllm_gpu_memory_utilization
         return max(0.0, fraction * total - used)
     fraction = job.kv_fraction or inf.trtllm_free_memory_fraction

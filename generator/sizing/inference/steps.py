@@ -153,9 +153,9 @@ def attention_rate(job: InferenceJob, device: Device, eff: Efficiency) -> float:
     """Achieved attention FLOP/s: ``attention_efficiency`` of the tensor-core peak in the
     cache's dtype. TensorRT-LLM runs context attention in fp8 over an fp8 KV cache
     (``use_fp8_context_fmha``, which ``trtllm-bench build`` enables with FP8
-    quantization); vLLM's and bf16 caches run it in bf16."""
+    quantization); vLLM's, SGLang's and bf16 caches run it in bf16."""
     peak = device.bf16_flops
-    if job.kv_bytes == 1.0 and job.engine != "vllm" and device.fp8_flops is not None:
+    if job.kv_bytes == 1.0 and job.engine == "tensorrt-llm" and device.fp8_flops is not None:
         peak = device.fp8_flops
     return peak * eff.inference.attention_efficiency
 
@@ -226,5 +226,18 @@ def cycle_s(job: InferenceJob, lay: Layout, decode: float, prefill: float, devic
                                       * ACTIVATION_BYTES / lay.tp, link, eff)
     inf = eff.inference
     per_scheduler = decode / lay.tp if lay.attn_dp else decode
-    return (lay.pp * stage + hand_off + iters * inf.step_overhead_s
+    return (lay.pp * stage + hand_off + iters * step_overhead_s(job, eff)
             + per_scheduler * inf.sequence_overhead_s)
+
+
+def step_overhead_s(job: InferenceJob, eff: Efficiency) -> float:
+    """Fixed time of one engine iteration outside the GPU kernels' work. SGLang adds its
+    own (``inference.sglang_step_overhead_s``, fitted on SGLang rows only): its scheduler
+    is a Python loop run once per iteration (scheduler.py ``event_loop_overlap``: receive
+    requests, ``get_next_batch_to_run``, ``run_batch``, then ``process_batch_result`` of
+    the previous batch while the current one runs), where TensorRT-LLM's executor loop is
+    C++; whatever of it the overlap does not hide lengthens every iteration. TensorRT-LLM
+    (and vLLM) jobs never see it."""
+    inf = eff.inference
+    extra = inf.sglang_step_overhead_s if job.engine == "sglang" else 0.0
+    return inf.step_overhead_s + extra

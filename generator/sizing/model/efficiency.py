@@ -185,6 +185,9 @@ class Inference:
     expert_gemm_efficiency: float
     step_overhead_s: float
     sequence_overhead_s: float
+    sglang_step_overhead_s: float
+    """SGLang's per-iteration host time on top of ``step_overhead_s`` (steps.step_overhead_s);
+    a prior, not fitted: the SGLang calibration rows are not scored yet."""
     max_batch: int
     max_num_tokens: int
     runtime_reserve_gib: float
