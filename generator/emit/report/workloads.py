@@ -63,19 +63,34 @@ def _training_table(t: TrainingEstimate) -> Table:
 
 
 def _inference_table(i: InferenceEstimate) -> Table:
+    ep = f" EP{i.ep}" if i.ep > 1 else ""
     rows = [
-        [plain("Layout"), plain(f"{i.replicas} replica(s) of TP{i.tp} PP{i.pp}")],
+        [plain("Layout"), plain(f"{i.replicas} replica(s) of TP{i.tp} PP{i.pp}{ep}")],
         [plain("GPUs"), count(i.gpus)],
         [plain("Memory per GPU"), number(i.memory_gib_per_gpu, 1, "GiB")],
         [plain("Fits in memory"), plain(_yes_no(i.fits))],
-        [plain("Output tokens per second"), number(i.output_tokens_per_second, 0)],
-        [plain("Time to first token"), number(i.ttft_ms, 0, "ms")],
-        [plain("Time per output token"), number(i.tpot_ms, 1, "ms")],
-        [plain("Batch per replica"), count(i.max_batch)],
+        [plain("KV cache per replica"), Cell(f"{i.kv_cache_tokens:,} tokens", i.kv_cache_tokens)],
         [plain("Meets latency SLOs"), plain(_yes_no(i.meets_slo))],
     ]
-    return Table(f"wl-{i.name}", f"{i.name}: serving {i.model}",
+    return Table(f"wl-{i.name}", f"{i.name}: serving {i.model} on {i.engine}",
                  [Column("Figure"), Column("Value", True)], rows)
+
+
+def _operating_points(i: InferenceEstimate) -> Table:
+    """Both points the sizing computes: the largest batch under the SLOs (what the replica
+    count is sized for) and batch 1 alone (the interactive floor)."""
+    band = uncertainty_text(i)
+    rows = []
+    for p in i.operating_points:
+        tps = Cell(f"{p.output_tokens_per_second:,.0f}"
+                   + (band if p.name == "max-throughput" else ""), p.output_tokens_per_second)
+        rows.append([plain(p.name), count(p.batch), tps, number(p.ttft_ms, 0),
+                     number(p.tpot_ms, 1)])
+    return Table(f"op-{i.name}", f"{i.name}: operating points (output tokens/s over all "
+                 f"{i.replicas} replica(s))",
+                 [Column("Point"), Column("Batch per replica", True),
+                  Column("Output tokens/s", True), Column("TTFT ms", True),
+                  Column("TPOT ms", True)], rows)
 
 
 def _runners_up(t: TrainingEstimate) -> Table | None:
@@ -162,7 +177,7 @@ def workloads_section(plan: ClusterPlan) -> Section:
                 rejected = ", ".join(f"{n:,} {why}" for why, n in sorted(w.rejected.items()))
                 blocks.append(Para(f"Rejected layouts: {rejected}."))
         else:
-            blocks.append(_inference_table(w))
+            blocks += [_inference_table(w), _operating_points(w)]
         notes: list[Any] = list(w.notes)
         if w.seed is not None:
             notes.append(f"Seed rule of thumb ({w.seed.formula}): "
