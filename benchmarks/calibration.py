@@ -53,6 +53,7 @@ from benchmarks.stacks import (
     lora_targets,
     microbatch_of,
     recompute_layers_of,
+    recompute_modules_of,
     recompute_of,
     shard_of,
     stack_of,
@@ -276,6 +277,7 @@ def _training_case(row: dict[str, str], catalog: Catalog, eff: Efficiency) -> Ca
         name=row["id"], arch=arch, kind=kind, precision=precision, framework=stack,
         global_batch=gbs, seq_len=seq, steps=_steps(row, gbs, unpacked),
         sample_tokens=sample_tokens, extra_tokens=extra, adapter_params=adapters,
+        recompute_modules=recompute_modules_of(row),
     )
     device, node = _hardware(row, catalog)
     tp, pp = _int(row["TP"]), _int(row["PP"])

@@ -40,7 +40,8 @@ def stack_of(row: dict[str, str]) -> str:
 ELEMENTWISE_RECOMPUTE = ("norm/act recompute",)
 """Megatron's ``--recompute-modules layernorm moe_act``: only norms and the MoE activation
 are recomputed, element-wise passes worth a few per cent of a layer's forward, so the row
-is timed as no recompute (their memory saving is not modelled)."""
+is timed as no recompute; the outputs they discard are left out of its activation memory
+(``Job.recompute_modules``, ``memory.discarded_bytes``)."""
 OP_LEVEL_SAC = ("op-level sac", "per-op sac")
 """torchtitan's selective AC: it saves attention outputs and every second matmul's output,
 so recomputing costs about half the layers' forward: timed as full recompute of half the
@@ -61,6 +62,14 @@ def recompute_of(row: dict[str, str]) -> str | None:
     if "partial-block" in text:
         return None  # a fraction of blocks, not published: the planner picks the fewest
     return "selective" if "selective" in text else None
+
+
+def recompute_modules_of(row: dict[str, str]) -> tuple[str, ...]:
+    """Megatron's element-wise recompute modules the row states (none unless it says so)."""
+    text = (row["method"] + " " + row["work"]).lower()
+    if any(w in text for w in ELEMENTWISE_RECOMPUTE):
+        return ("layernorm", "moe_act")
+    return ()
 
 
 def recompute_layers_of(row: dict[str, str], layers: int, pp: int) -> int | None:

@@ -55,6 +55,10 @@ class Job:
     """MoE token capacity per expert relative to a perfectly balanced share: 1.0 for dropless
     routing with balanced load (what benchmarks force), > 1 pads every expert's batch to
     capacity (Megatron's moe_expert_capacity_factor with token dropping)."""
+    recompute_modules: tuple[str, ...] = ()
+    """Megatron-Core's output-discarding recompute of element-wise modules
+    (``--recompute-granularity selective --recompute-modules layernorm moe_act``): their
+    outputs are recomputed in backward instead of stored, at a negligible time cost."""
 
     @property
     def frozen_base(self) -> bool:

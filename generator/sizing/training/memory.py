@@ -124,7 +124,29 @@ def layer_activation_bytes(job: Job, lay: Layout, eff: Efficiency) -> float:
         stored = sbh * (10.0 + split / lay.tp)
     if not fw.fused_attention and lay.recompute == "none":
         stored += 5.0 * arch.heads * seq * seq * lay.mbs / lay.tp
+    norm, act = discarded_bytes(job)
+    if fw.sequence_parallel:
+        stored -= seq * lay.mbs * (norm + act) / lay.tp
+    else:
+        stored -= seq * lay.mbs * (norm + act / lay.tp)
     return stored
+
+
+def discarded_bytes(job: Job) -> tuple[float, float]:
+    """Bytes per token an MoE layer does not store under Megatron-Core's output-discarding
+    recompute (TransformerConfig.recompute_modules): ``layernorm`` drops the pre-MLP norm's
+    bf16 output, 2h (the attention's input norm is fused into TE's LayerNormLinear QKV,
+    which keeps its output, so it saves nothing, nor in dense layers, whose pre-MLP norm
+    is fused into fc1 the same way); ``moe_act`` drops the routed experts' activation
+    outputs, 2*k*f padded to the capacity factor (half of the experts' 4kf in
+    ``mlp_width``). (norm, act) replicated vs. split over TP like the rest."""
+    arch = job.arch
+    if not arch.moe:
+        return 0.0, 0.0
+    norm = 2.0 * arch.hidden if "layernorm" in job.recompute_modules else 0.0
+    act = (2.0 * job.capacity_factor * arch.top_k * arch.ffn
+           if "moe_act" in job.recompute_modules else 0.0)
+    return norm, act
 
 
 def activation_bytes(job: Job, lay: Layout, eff: Efficiency) -> float:

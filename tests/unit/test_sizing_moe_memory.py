@@ -1,0 +1,88 @@
+"""MoE training memory by hand: Megatron's output-discarding recompute of the norms and the
+experts' activation (``--recompute-modules layernorm moe_act``); and the published MoE
+layouts that ran fit in 80 GB."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from benchmarks.calibration import load_cases, predict
+from benchmarks.stacks import recompute_modules_of
+from generator.catalog.load import default_catalog
+from generator.sizing.model.arch import from_catalog
+from generator.sizing.model.efficiency import default_efficiency
+from generator.sizing.model.job import Job, Layout
+from generator.sizing.training.memory import (
+    discarded_bytes,
+    layer_activation_bytes,
+)
+
+CATALOG = default_catalog()
+EFF = default_efficiency()
+MIB = 2**20
+BOTH = ("layernorm", "moe_act")
+
+
+def job(model: str = "mixtral-8x7b", framework: str = "megatron",
+        modules: tuple[str, ...] = ()) -> Job:
+    return Job(name="m", arch=from_catalog(CATALOG.models[model]), kind="pretrain",
+               precision="bf16", framework=framework, global_batch=256, seq_len=4096,
+               steps=100, recompute_modules=modules)
+
+
+def lay(tp: int = 2, ep: int = 8) -> Layout:
+    return Layout(tp=tp, pp=1, dp=8, cp=1, vp=1, mbs=1, recompute="none", ep=ep, etp=1)
+
+
+def saved(j: Job, layout: Layout) -> float:
+    """Bytes one layer's stored activations shrink by under the job's recompute modules."""
+    return (layer_activation_bytes(replace(j, recompute_modules=()), layout, EFF)
+            - layer_activation_bytes(j, layout, EFF))
+
+
+def test_discarded_bytes_per_token_by_hand() -> None:
+    """Mixtral 8x7B (h 4096, k 2, expert f 14336): the pre-MLP norm's bf16 output is
+    2 x 4096 = 8192 bytes a token, the experts' activation outputs 2 x 2 x 14336 = 57344."""
+    assert discarded_bytes(job(modules=BOTH)) == (8192.0, 57344.0)
+    assert discarded_bytes(job(modules=("moe_act",))) == (0.0, 57344.0)
+    assert discarded_bytes(job()) == (0.0, 0.0)
+
+
+def test_sequence_parallel_layer_saves_both_split_over_tp() -> None:
+    """Megatron (sequence parallel), TP2, one 4096-token micro-batch: 4096 x (8192 + 57344)
+    / 2 = 128 MiB a layer; the norm alone 16 MiB, the activation alone 112 MiB."""
+    assert saved(job(modules=BOTH), lay()) == 128 * MIB
+    assert saved(job(modules=("layernorm",)), lay()) == 16 * MIB
+    assert saved(job(modules=("moe_act",)), lay()) == 112 * MIB
+
+
+def test_without_sequence_parallel_the_norm_output_is_replicated() -> None:
+    """FSDP (no sequence parallelism), TP2: the norm's output is on every TP rank, the
+    experts' share is split: 4096 x (8192 + 57344 / 2) = 144 MiB."""
+    assert saved(job(framework="fsdp", modules=BOTH), lay()) == 144 * MIB
+
+
+def test_dense_layers_save_nothing() -> None:
+    """A dense model's norms are fused into TE's LayerNormLinear (their output is kept
+    for the GEMM's backward) and it has no expert activation: nothing changes."""
+    dense = job(model="llama3-8b", modules=BOTH)
+    assert discarded_bytes(dense) == (0.0, 0.0)
+    assert saved(dense, lay(ep=1)) == 0.0
+
+
+def test_rows_map_to_the_stated_features() -> None:
+    """The ModelZoo rows' "norm/act recompute"."""
+    row = {"method": "pretrain MoE EP=32 ETP=1 dispatcher=deepep norm/act recompute",
+           "work": "", "framework": "Megatron-Core (moe_dev f3e6c5; DeepEP dispatcher)"}
+    assert recompute_modules_of(row) == BOTH
+    assert recompute_modules_of({**row, "method": "pretrain MoE EP=8"}) == ()
+
+
+@pytest.mark.parametrize("row", ["M25"])
+def test_published_moe_layouts_that_ran_fit(row: str) -> None:
+    """Qwen3 235B-A22B (256 H100, ModelZoo TP2 EP32 PP8 VP4) ran on 80 GB GPUs: it must
+    fit."""
+    case = next(c for c in load_cases(EFF) if c.id == row)
+    assert predict(case, EFF).fits
