@@ -151,12 +151,15 @@ def test_worst_rows(rows: list[Row]) -> None:
     assert not misses, f"known misses got worse: {misses}"
 
 
-MOE_IN_SAMPLE_MEDIAN = 0.09
-MOE_IN_SAMPLE_WITHIN20 = 0.70
-"""What the MoE stage reaches in-sample (8.6 %, 71 %) on its 24 scored rows (superseded
+MOE_IN_SAMPLE_MEDIAN = 0.14
+MOE_IN_SAMPLE_WITHIN20 = 0.62
+"""What the MoE stage reaches in-sample (13.6 %, 62 %) on its 24 scored rows (superseded
 rows are neither fitted nor scored, benchmarks/superseded.py): both miss issue 13's
 in-sample targets (8 %, 85 %); the misses are named in SOURCES-moe-inference.md. These
-hold the figures against regression."""
+hold the figures against regression. (8.2 %, 71 % before the AutoModel rows' optimizer
+state was counted as the bf16 Adam state they ran: the over-counted memory forced full
+recompute on M21/M22 and hid an AutoModel time miss; SOURCES-moe-inference.md, "MoE
+memory: layouts that ran must fit".)"""
 MOE_ROW_LIMIT = 0.40
 MOE_MISSES: dict[str, str] = {
     "M31": "MLPerf v6.0 GPT-OSS 20B on 64 B200 (-53 %): full-iteration CUDA graphs with "

@@ -1,6 +1,6 @@
 """MoE training memory by hand: Megatron's output-discarding recompute of the norms and the
-experts' activation (``--recompute-modules layernorm moe_act``); and the published MoE
-layouts that ran fit in 80 GB."""
+experts' activation (``--recompute-modules layernorm moe_act``) and NeMo AutoModel's bf16
+Adam state; and the published MoE layouts that ran fit in 80 GB."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from benchmarks.calibration import load_cases, predict
-from benchmarks.stacks import recompute_modules_of
+from benchmarks.stacks import recompute_modules_of, stack_of
 from generator.catalog.load import default_catalog
 from generator.sizing.model.arch import from_catalog
 from generator.sizing.model.efficiency import default_efficiency
@@ -17,6 +17,8 @@ from generator.sizing.model.job import Job, Layout
 from generator.sizing.training.memory import (
     discarded_bytes,
     layer_activation_bytes,
+    stage_params,
+    state_bytes,
 )
 
 CATALOG = default_catalog()
@@ -72,17 +74,35 @@ def test_dense_layers_save_nothing() -> None:
     assert saved(dense, lay(ep=1)) == 0.0
 
 
+def test_automodel_adam_state_is_bf16_by_hand() -> None:
+    """Qwen3 30B-A3B on 8 GPUs, FSDP2 FULL_SHARD: the user-facing fsdp stack counts
+    fp32 master + m + v = 12 bytes per parameter over 8 ranks; NeMo AutoModel's bf16
+    resident parameters with torch Adam keep bf16 m and v only, 4 bytes: a third."""
+    layout = Layout(tp=1, pp=1, dp=8, cp=1, vp=1, mbs=4, recompute="full", ep=8, etp=1)
+    psi = stage_params(job("qwen3-30b-a3b"), 1, 1)
+    fsdp, auto = EFF.framework("fsdp"), EFF.framework("automodel")
+    assert (fsdp.optimizer_bytes, auto.optimizer_bytes) == (12.0, 4.0)
+    j = job("qwen3-30b-a3b", framework="automodel")
+    weights, grads, optim = state_bytes(j, layout, auto, EFF)
+    assert optim == pytest.approx(4.0 * psi / 8)
+    ref = state_bytes(replace(j, framework="fsdp"), layout, fsdp, EFF)
+    assert (weights, grads) == ref[:2]
+    assert optim == pytest.approx(ref[2] / 3)
+
+
 def test_rows_map_to_the_stated_features() -> None:
-    """The ModelZoo rows' "norm/act recompute"."""
+    """The ModelZoo rows' "norm/act recompute" and AutoModel's framework column."""
     row = {"method": "pretrain MoE EP=32 ETP=1 dispatcher=deepep norm/act recompute",
            "work": "", "framework": "Megatron-Core (moe_dev f3e6c5; DeepEP dispatcher)"}
     assert recompute_modules_of(row) == BOTH
     assert recompute_modules_of({**row, "method": "pretrain MoE EP=8"}) == ()
+    assert stack_of({"framework": "NeMo AutoModel (PyTorch FSDP2; TE + DeepEP)"}) == "automodel"
+    assert stack_of({"framework": "PyTorch FSDP"}) == "fsdp"
 
 
-@pytest.mark.parametrize("row", ["M25"])
+@pytest.mark.parametrize("row", ["M19", "M20", "M25"])
 def test_published_moe_layouts_that_ran_fit(row: str) -> None:
-    """Qwen3 235B-A22B (256 H100, ModelZoo TP2 EP32 PP8 VP4) ran on 80 GB GPUs: it must
-    fit."""
+    """Kimi K2 (256 H100, AutoModel), Qwen3 30B-A3B (8 H100, AutoModel) and Qwen3
+    235B-A22B (256 H100, ModelZoo TP2 EP32 PP8 VP4) ran on 80 GB GPUs: they must fit."""
     case = next(c for c in load_cases(EFF) if c.id == row)
     assert predict(case, EFF).fits

@@ -136,6 +136,11 @@ class Framework:
     pp_exposed: float
     cp_exposed: float
     ep_exposed: float = 1.0
+    optimizer_bytes: float = 12.0
+    """Optimizer state per trained parameter: fp32 master copy + Adam m, v (12, Megatron's
+    distributed optimizer, DeepSpeed, FSDP with fp32 master weights); 4 where the resident
+    parameter is bf16 and torch Adam keeps m, v in the parameter's dtype (NeMo AutoModel's
+    default ``torch_dtype`` bf16 with ``torch.optim.Adam``: no separate master copy)."""
     moe_host_sync: bool = True
     """Whether the MoE token dispatcher copies the tokens per expert to the host every layer
     (Megatron's dropless all-to-all and DeepEP dispatchers do, to size their buffers).
@@ -301,6 +306,7 @@ def _framework(
         dp_exposed=overlap.dp if sharding == "distributed" else overlap.fsdp,
         pp_exposed=overlap.pp, cp_exposed=overlap.cp, ep_exposed=overlap.ep,
         moe_host_sync=bool(f.get("moe_host_sync", True)),
+        optimizer_bytes=float(f.get("optimizer_bytes", 12.0)),
     )
 
 

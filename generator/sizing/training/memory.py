@@ -188,10 +188,10 @@ def state_bytes(
         if job.frozen_base:
             return 2.0 * (psi / shard + live) + 2.0 * adapters, 4.0 * adapters, 12.0 * adapters
         grads = fw.grad_bytes * psi / shard + 2.0 * live
-        return 2.0 * (psi / shard + live), grads, 12.0 * psi / shard
+        return 2.0 * (psi / shard + live), grads, fw.optimizer_bytes * psi / shard
     if job.frozen_base:
         return 2.0 * held + 2.0 * adapters, 4.0 * adapters, 12.0 * adapters
-    return 2.0 * held, fw.grad_bytes * held, 12.0 * psi / shards
+    return 2.0 * held, fw.grad_bytes * held, fw.optimizer_bytes * psi / shards
 
 
 def live_layer_params(job: Job, lay: Layout) -> float:
