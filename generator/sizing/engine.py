@@ -35,8 +35,6 @@ __all__ = ["MAX_NODES", "size"]
 
 NO_STORAGE = RunEnvironment(0.0, 0.0, 0.0, 0.0)
 """No storage plan and no failure data: wall-clock = compute + evaluation (the caller notes it)."""
-SERVING_FRAMEWORK = "tensorrt-llm"
-"""The serving stack inference is calibrated on (its regime in the uncertainty table)."""
 
 
 def estimate_inference(
@@ -51,7 +49,9 @@ def estimate_inference(
                        ttft_ms=w.ttft_ms, tpot_ms=w.tpot_ms, engine=w.engine.value)
     par = w.parallelism
     s = serve(job, device, node, eff, tp=par.tp, pp=par.pp, ep=par.ep)
-    regime = Regime.of(SERVING_FRAMEWORK, "inference", s.tp * s.pp, device.id)
+    # the band rests on measurements of this engine only: the scored serving rows are all
+    # TensorRT-LLM, so a vLLM or SGLang estimate is outside calibration and says so
+    regime = Regime.of(job.engine, "inference", s.tp * s.pp, device.id)
     b = table.band(regime)
     notes = _inference_notes(s.fits, s.weights_bytes, s.layout, node)
     if s.meets_slo is False:

@@ -163,3 +163,16 @@ def test_fp8_on_a100_is_refused_by_the_engine_too() -> None:
     with pytest.raises(PodplanError) as err:
         size(s, CATALOG)
     assert err.value.problems[0].path == "workloads.pre.precision"
+
+
+@pytest.mark.parametrize("engine", ["vllm"])
+def test_serving_band_rests_on_the_workloads_engine(engine: str) -> None:
+    """Every scored serving measurement is TensorRT-LLM: a vLLM estimate on an H100
+    must not borrow their band as "56 similar measurements", nor name the wrong engine."""
+    trt = size(spec(CHAT), CATALOG).inference[0]
+    assert trt.uncertainty is not None and trt.uncertainty.calibrated
+    i = size(spec({**CHAT, "engine": engine}), CATALOG).inference[0]
+    assert i.uncertainty is not None and not i.uncertainty.calibrated
+    assert (f"outside every calibrated regime: too few published measurements of {engine} "
+            "inference on h100-sxm-80gb") in " ".join(i.notes)
+    assert "tensorrt-llm" not in " ".join(i.notes)
