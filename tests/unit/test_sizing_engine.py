@@ -176,3 +176,10 @@ def test_serving_band_rests_on_the_workloads_engine(engine: str) -> None:
     assert (f"outside every calibrated regime: too few published measurements of {engine} "
             "inference on h100-sxm-80gb") in " ".join(i.notes)
     assert "tensorrt-llm" not in " ".join(i.notes)
+
+
+def test_pinned_vp_without_pp_is_honoured_not_dropped() -> None:
+    """``vp: 2`` alone used to size a PP1 VP1 layout: the pin vanished without a word."""
+    t = size(spec({**PRETRAIN, "parallelism": {"vp": 2}}), CATALOG).training[0]
+    lay = t.parallelism
+    assert lay.vp == 2 and lay.pp > 1 and (32 // lay.pp) % 2 == 0
