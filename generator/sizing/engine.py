@@ -91,8 +91,9 @@ def _inference_notes(fits: bool, weights: float, lay: Layout, node: Node) -> lis
         notes.append(f"the weights alone ({weights / GIB:.0f} GiB per GPU at {lay.text()}) "
                      "leave no room for a KV cache; pin a larger tp or pp")
     if lay.gpus > node.gpus:
-        notes.append(f"one replica spans {-(-lay.gpus // node.gpus)} nodes "
-                     f"({lay.text()}: TP inside a node, pipeline stages across nodes)")
+        how = ("TP inside a node, pipeline stages across nodes" if lay.tp <= node.gpus
+               else "tensor parallelism across nodes, its all-reduces over the fabric")
+        notes.append(f"one replica spans {-(-lay.gpus // node.gpus)} nodes ({lay.text()}: {how})")
     return notes
 
 

@@ -183,3 +183,14 @@ def test_pinned_vp_without_pp_is_honoured_not_dropped() -> None:
     t = size(spec({**PRETRAIN, "parallelism": {"vp": 2}}), CATALOG).training[0]
     lay = t.parallelism
     assert lay.vp == 2 and lay.pp > 1 and (32 // lay.pp) % 2 == 0
+
+
+def test_multi_node_tp_replica_is_not_described_as_pipeline_stages() -> None:
+    """A pinned TP16 replica on 8-GPU servers is TP across nodes, not 'TP inside a node'."""
+    w = {**CHAT, "model": "llama3.1-70b", "parallelism": {"tp": 16}}
+    i = size(spec(w), CATALOG).inference[0]
+    assert ("one replica spans 2 nodes (TP16 PP1: tensor parallelism across nodes, its "
+            "all-reduces over the fabric)") in i.notes
+    i = size(spec({**w, "parallelism": {"tp": 8, "pp": 2}}), CATALOG).inference[0]
+    assert ("one replica spans 2 nodes (TP8 PP2: TP inside a node, pipeline stages across "
+            "nodes)") in i.notes
