@@ -88,3 +88,18 @@ def test_table_is_aligned_and_totals(bom: BillOfMaterials) -> None:
 def test_unknown_format_is_rejected(bom: BillOfMaterials) -> None:
     with pytest.raises(ValueError):
         format_bom(bom, "xml")
+
+
+def test_serving_only_bom_prices_no_run() -> None:
+    """A serving cluster has no training run: '0.0 h wall-clock' and '0 USD per run' read as
+    a free run to purchasing."""
+    from generator import pipeline
+
+    loaded = pipeline.load_checked("examples/llama31-70b-chat.yaml")
+    serving = pipeline.bill_of_materials(loaded, pipeline.plan(loaded))
+    table, md = format_bom(serving, "table"), format_bom(serving, "md")
+    none = "none (serving only: no training run to time; see the monthly figures)"
+    assert f"\nrun: {none}\n" in table and f"\n- Run: {none}\n" in md
+    assert "cloud aws: 1 x p5.48xlarge, 55 USD/h, n/a USD per run," in table
+    assert "| aws | p5.48xlarge | 1 | 55 | n/a |" in md
+    assert "0.0 h" not in table + md

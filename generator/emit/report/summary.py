@@ -47,10 +47,11 @@ def _cloud_cards(bom: BillOfMaterials) -> list[Card]:
     if not bom.cloud:
         return []
     cheapest = min(bom.cloud, key=lambda c: (c.usd_per_hour, c.provider))
+    # serving only: no run to price ("$0 per run" would read as free)
+    per_run = f", ${cheapest.usd_per_run:,.0f} per run" if bom.summary["compute_hours"] else ""
     cards = [Card("Cloud equivalent", f"${cheapest.usd_per_hour:,.0f}/h",
-                  f"{cheapest.count} × {cheapest.instance} ({cheapest.provider}), "
-                  f"${cheapest.usd_per_run:,.0f} per run", "cloud_usd_per_hour",
-                  cheapest.usd_per_hour)]
+                  f"{cheapest.count} × {cheapest.instance} ({cheapest.provider}){per_run}",
+                  "cloud_usd_per_hour", cheapest.usd_per_hour)]
     even = sorted((c.break_even_months, c.provider) for c in bom.cloud
                   if c.break_even_months is not None)
     if even:
