@@ -194,3 +194,11 @@ def test_multi_node_tp_replica_is_not_described_as_pipeline_stages() -> None:
     i = size(spec({**w, "parallelism": {"tp": 8, "pp": 2}}), CATALOG).inference[0]
     assert ("one replica spans 2 nodes (TP8 PP2: TP inside a node, pipeline stages across "
             "nodes)") in i.notes
+
+
+def test_header_adds_up_when_gpus_are_not_whole_servers() -> None:
+    """'1 x xe9680 (8 x h100) = 5 GPUs' does not add up: say what is bought and sized on."""
+    r = size(spec(SFT70 | {"model": "llama2-7b"}, gpus=5), CATALOG)
+    assert "cluster: 1 x xe9680 (8 x h100-sxm-80gb) = 8 GPUs, sized on 5\n" in format_table(r)
+    r = size(spec(SFT70 | {"model": "llama2-7b"}, gpus=8), CATALOG)
+    assert "cluster: 1 x xe9680 (8 x h100-sxm-80gb) = 8 GPUs\n" in format_table(r)
