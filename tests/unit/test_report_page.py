@@ -89,3 +89,21 @@ def test_rack_over_its_limits_says_so_in_words() -> None:
 def test_inference_only_plan_renders() -> None:
     html = _html("llama31-70b-chat")
     assert "No training run in this plan" in html
+
+
+def test_summary_says_the_whole_server_rounding_once(tmp_path: object) -> None:
+    """hardware.gpus: 12 on 8-GPU servers: the sizing and the plan both said it, in two
+    wordings, one under the other."""
+    from pathlib import Path
+
+    spec = Path(str(tmp_path)) / "odd.yaml"
+    spec.write_text("name: odd\nworkloads:\n  - {name: ft, kind: lora, model: llama2-7b, "
+                    "steps: 10}\nhardware: {server: xe9680, gpu: h100-sxm-80gb, gpus: 12}\n",
+                    encoding="utf-8")
+    loaded = pipeline.load_checked(str(spec))
+    plan = pipeline.plan(loaded)
+    (out,) = emit_report(plan, pipeline.bill_of_materials(loaded, plan), [])
+    assert out.content.count("round up to 2") == 1
+    assert ("12 GPUs is not a whole number of Dell PowerEdge XE9680 (8 GPUs each): sized on 12 "
+            "GPUs; the plan and bill of materials round up to 2 servers (16 GPUs, 4 idle)"
+            ) in out.content

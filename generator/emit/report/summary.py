@@ -8,6 +8,7 @@ from typing import Any
 from generator.bom import BillOfMaterials
 from generator.emit.report.blocks import Card, Cards, Notes, Para, Section
 from generator.emit.report.tables import hours
+from generator.plan.compute import whole_server_note
 from generator.plan.models import ClusterPlan
 
 
@@ -107,7 +108,10 @@ def summary_section(plan: ClusterPlan, bom: BillOfMaterials) -> Section:
              "the BOM, the inventory and the stack configs."),
         Cards(cards),
     ]
-    notes = [*sz.notes, *plan.notes]
+    # the sizing already says when the GPUs are not whole servers; the plan's own line for
+    # it (kept in plan.yaml and on the BOM's compute line) would say it twice
+    rounding = whole_server_note(sz)
+    notes = [*sz.notes, *(n for n in plan.notes if n != rounding)]
     if notes:
         blocks.append(Notes(notes))
     return Section("summary", "Summary", blocks)
