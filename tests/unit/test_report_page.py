@@ -103,7 +103,9 @@ def test_summary_says_the_whole_server_rounding_once(tmp_path: object) -> None:
     loaded = pipeline.load_checked(str(spec))
     plan = pipeline.plan(loaded)
     (out,) = emit_report(plan, pipeline.bill_of_materials(loaded, plan), [])
-    assert out.content.count("round up to 2") == 1
+    summary = out.content.split('id="workloads"')[0]
+    assert summary.count("round up to 2") == 1
+    assert out.content.count("The sizing uses 12 GPUs") == 1  # the BOM's compute line
     assert ("12 GPUs is not a whole number of Dell PowerEdge XE9680 (8 GPUs each): sized on 12 "
             "GPUs; the plan and bill of materials round up to 2 servers (16 GPUs, 4 idle)"
             ) in out.content
