@@ -79,7 +79,7 @@ def _time_lines(t: TrainingEstimate) -> list[str]:
         ("checkpoints", t.checkpoint_hours), ("failures", t.failure_hours))]
     return [
         _kv("wall-clock", f"{_hours(wall)}{_band(t.uncertainty, short)}, deadline {deadline}"),
-        _kv("", " + ".join(parts) + f" {unit}; {t.gpu_hours:,.0f} GPU-h of compute"),
+        _kv("", " + ".join(parts) + f" {unit}; {_sig3(t.gpu_hours)} GPU-h of compute"),
     ]
 
 

@@ -202,3 +202,11 @@ def test_header_adds_up_when_gpus_are_not_whole_servers() -> None:
     assert "cluster: 1 x xe9680 (8 x h100-sxm-80gb) = 8 GPUs, sized on 5\n" in format_table(r)
     r = size(spec(SFT70 | {"model": "llama2-7b"}, gpus=8), CATALOG)
     assert "cluster: 1 x xe9680 (8 x h100-sxm-80gb) = 8 GPUs\n" in format_table(r)
+
+
+def test_small_runs_show_their_gpu_hours() -> None:
+    """A 10-step run printed '0 GPU-h of compute'; three significant figures like the rest."""
+    r = size(spec({**PRETRAIN, "steps": 10, "deadline_hours": None}, gpus=8), CATALOG)
+    hours = r.training[0].gpu_hours
+    assert 0 < hours < 1
+    assert f"; {hours:#.3g} GPU-h of compute\n" in format_table(r)
