@@ -109,3 +109,13 @@ def test_summary_says_the_whole_server_rounding_once(tmp_path: object) -> None:
     assert ("12 GPUs is not a whole number of Dell PowerEdge XE9680 (8 GPUs each): sized on 12 "
             "GPUs; the plan and bill of materials round up to 2 servers (16 GPUs, 4 idle)"
             ) in out.content
+
+
+def test_serving_seed_gpus_match_podplan_size() -> None:
+    """The report rounded the serving seed rule's 4.7 GPUs to '5 GPUs' where podplan size
+    prints 4.7 (and 7.46 to '7', below the rule's own figure)."""
+    from generator.sizing import format_table
+
+    plan, _ = _plan("llama31-70b-chat")
+    assert "seed rule             4.7 GPUs  [" in format_table(plan.sizing)
+    assert "/ 60): 4.7 GPUs; throughput" in _html("llama31-70b-chat")
