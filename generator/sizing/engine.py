@@ -29,7 +29,7 @@ from generator.sizing.training.estimate import MAX_NODES, estimate_training
 from generator.sizing.training.memory import GIB
 from generator.sizing.uncertainty import Regime, Table, default_table, outside_note
 from generator.sizing.wallclock import RunEnvironment
-from generator.spec.models import InferenceWorkload, Spec
+from generator.spec.models import InferenceWorkload, ServingEngine, Spec
 
 __all__ = ["MAX_NODES", "size"]
 
@@ -61,6 +61,10 @@ def estimate_inference(
                                       {"tp": par.tp, "pp": par.pp, "ep": par.ep}))
     if not b.calibrated:
         notes.append(outside_note(regime))
+    if w.framework is not None:  # accepted for symmetry with training; say it changes nothing
+        engines = " | ".join(e.value for e in ServingEngine)
+        notes.append(f"framework: {w.framework.value} does not apply to serving; the engine "
+                     f"is {job.engine} (engine: {engines})")
     saturated = max(1, max_batch(job, s.layout, device, eff))
     per_gpu = loaded_point(job, s.layout, saturated, device, node, eff).tokens_per_s / s.layout.gpus
     top, low = s.throughput, s.latency

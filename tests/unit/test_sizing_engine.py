@@ -210,3 +210,11 @@ def test_small_runs_show_their_gpu_hours() -> None:
     hours = r.training[0].gpu_hours
     assert 0 < hours < 1
     assert f"; {hours:#.3g} GPU-h of compute\n" in format_table(r)
+
+
+def test_a_training_framework_on_a_serving_workload_is_named_as_unused() -> None:
+    """'framework: nemo' on an inference workload was accepted and silently ignored."""
+    i = size(spec({**CHAT, "framework": "nemo"}), CATALOG).inference[0]
+    assert ("framework: nemo does not apply to serving; the engine is tensorrt-llm "
+            "(engine: tensorrt-llm | vllm)") in i.notes
+    assert not any("framework" in n for n in size(spec(CHAT), CATALOG).inference[0].notes)
