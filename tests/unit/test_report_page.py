@@ -119,3 +119,11 @@ def test_serving_seed_gpus_match_podplan_size() -> None:
     plan, _ = _plan("llama31-70b-chat")
     assert "seed rule             4.7 GPUs  [" in format_table(plan.sizing)
     assert "/ 60): 4.7 GPUs; throughput" in _html("llama31-70b-chat")
+
+
+def test_a_single_node_says_it_has_no_gpu_fabric() -> None:
+    """llama31-70b-chat is one node: the card read '0-tier none fabric, 0/0/0'."""
+    html = _html("llama31-70b-chat")
+    assert ("Ethernet and out-of-band only; no GPU fabric (one node: its GPUs talk over "
+            "NVLink)") in html
+    assert "0-tier" not in html

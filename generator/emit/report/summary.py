@@ -64,6 +64,16 @@ def _cloud_cards(bom: BillOfMaterials) -> list[Card]:
     return cards
 
 
+def _fabric_text(plan: ClusterPlan) -> str:
+    f = plan.fabric
+    if not f.tiers:  # "0-tier none fabric, 0/0/0 leaf/spine/core" said nothing
+        why = ("one node: its GPUs talk over NVLink" if len(plan.nodes_with_role("compute")) == 1
+               else "no east-west NICs")
+        return f"Ethernet and out-of-band only; no GPU fabric ({why})"
+    return (f"{f.tiers}-tier {f.switch_model} fabric, {f.leaf_switches}/{f.spine_switches}/"
+            f"{f.core_switches} leaf/spine/core")
+
+
 def summary_section(plan: ClusterPlan, bom: BillOfMaterials) -> Section:
     """Headline figures as cards, then the sizing notes."""
     sz, power = plan.sizing, plan.power
@@ -79,10 +89,8 @@ def summary_section(plan: ClusterPlan, bom: BillOfMaterials) -> Section:
              f"{plan.racks[0].units if plan.racks else 0} U, "
              f"{plan.racks[0].power_budget_kw if plan.racks else 0:g} kW budget each",
              "racks", len(plan.racks)),
-        Card("Switches", f"{len(plan.switches):,}",
-             f"{plan.fabric.tiers}-tier {plan.fabric.switch_model} fabric, "
-             f"{plan.fabric.leaf_switches}/{plan.fabric.spine_switches}/"
-             f"{plan.fabric.core_switches} leaf/spine/core", "switches", len(plan.switches)),
+        Card("Switches", f"{len(plan.switches):,}", _fabric_text(plan), "switches",
+             len(plan.switches)),
     ]
     time_card = _time_card(plan)
     if time_card:
