@@ -26,6 +26,8 @@ from generator.plan.models import ClusterPlan
 
 NIC_ID = "cx7-osfp-1x400"
 RACK_ID = "rack-42u"
+RACK_UNITS = 42
+"""The height of RACK_ID."""
 SOFTWARE_ID = "nvaie-per-gpu-year"
 UPLIFT_ID = "support-installation-uplift"
 PDU_ID = "pdu-3ph-415v-32a"
@@ -195,9 +197,22 @@ def _switch_lines(plan: ClusterPlan, book: PriceBook) -> list[BomLine]:
     ]
 
 
+def _rack_line(plan: ClusterPlan, book: PriceBook) -> BomLine:
+    """The racks at the height the plan fills (facility.rack_units): 48U racks ordered as the
+    price book's 42U part would not hold the elevation. A height the price book does not
+    price is listed without a price (quote it), under the id a ``prices:`` file can set."""
+    units = plan.racks[0].units if plan.racks else RACK_UNITS
+    if units == RACK_UNITS:
+        return make_line(book, "racks", RACK_ID, len(plan.racks))
+    item_id = f"rack-{units}u"
+    part = ("" if book.get(item_id) else
+            f"{units}U rack (doors, side panels, cable management), without PDUs")
+    return make_line(book, "racks", item_id, len(plan.racks), part=part, unit="rack")
+
+
 def _rack_lines(plan: ClusterPlan, book: PriceBook) -> list[BomLine]:
     pdus = sum(1 for r in plan.racks for s in r.slots if s.kind == "pdu")
-    out = [make_line(book, "racks", RACK_ID, len(plan.racks))]
+    out = [_rack_line(plan, book)]
     if pdus:
         cap = plan.racks[0].pdu_capacity_kw
         item = book.get(PDU_ID)

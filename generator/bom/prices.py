@@ -25,6 +25,7 @@ from generator.catalog.load import Catalog
 from generator.errors import PodplanError, Problem
 from generator.plan.catalog_models import MediaModel, OpticModel, PriceItem
 from generator.spec import safeyaml
+from generator.spec.limits import BOUNDS
 from generator.spec.load import LoadedLines, read_text, yaml_problem
 from generator.spec.messages import did_you_mean
 from generator.spec.messages import problems as retell
@@ -114,6 +115,9 @@ def priceable_ids(catalog: Catalog) -> set[str]:
             ids |= {f"{sid}-{gpu.rsplit('-', 1)[0]}" for gpu in server.gpu_options}
         if server.role != "gpu-compute" or len(server.gpu_options) == 1:
             ids.add(sid)  # head nodes, and systems with one GPU option (DGX: ``dgx-h100``)
+    # racks at any facility.rack_units height (``rack-48u``; bom.build prices them by height)
+    height = BOUNDS[("Facility", "rack_units")]
+    ids |= {f"rack-{u}u" for u in range(int(height.low), int(height.high) + 1)}
     return ids
 
 

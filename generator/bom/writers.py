@@ -118,6 +118,21 @@ def _site_text(summary: dict[str, Any]) -> str:
     ) or "none"
 
 
+def _serving_only(s: dict[str, Any]) -> bool:
+    """No training run to time: "0.0 h wall-clock" and "0 USD per run" would read as free."""
+    return not s["time_hours"] and not s["compute_hours"]
+
+
+def _run_text(s: dict[str, Any], sep: str) -> str:
+    if _serving_only(s):
+        return "none (serving only: no training run to time; see the monthly figures)"
+    return f"{s['time_hours']:,.1f} h wall-clock{sep} goodput {s['goodput']:.3f}"
+
+
+def _per_run(s: dict[str, Any], usd: float | None) -> str:
+    return "n/a" if _serving_only(s) else _usd(usd)
+
+
 def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -138,7 +153,7 @@ def to_markdown(bom: BillOfMaterials) -> str:
         f"- Site uplinks: {_site_text(s)}",
         f"- Racks: {s['racks']}, IT power {s['power_kw']:,.1f} kW "
         f"({s['btu_per_hour']:,.0f} BTU/h), power cost {_usd(s['power_usd_per_month'])} USD/month",
-        f"- Run: {s['time_hours']:,.1f} h wall-clock at goodput {s['goodput']:.3f}",
+        f"- Run: {_run_text(s, ' at')}",
         f"- **Capex: {_usd(bom.capex_usd)} USD** ({bom.unpriced_lines} line(s) without a price)",
         *(f"- Without a price (quote these): {name}" for name in s["unpriced"]),
         "",
@@ -162,7 +177,7 @@ def to_markdown(bom: BillOfMaterials) -> str:
         be = "never" if c.break_even_months is None else f"{c.break_even_months:g}"
         out.append(
             f"| {c.provider} | {c.instance} | {c.count:,} | {_usd(c.usd_per_hour)} | "
-            f"{_usd(c.usd_per_run)} | {_usd(c.usd_per_month)} | {be} |"
+            f"{_per_run(s, c.usd_per_run)} | {_usd(c.usd_per_month)} | {be} |"
         )
     out += ["", f"_{PRICE_WARNING}_", ""]
     return "\n".join(out)
@@ -199,13 +214,13 @@ def to_table(bom: BillOfMaterials) -> str:
         f"site uplinks: {_site_text(s)}",
         f"power: {s['power_kw']:,.1f} kW IT, {s['facility_kw']:,.1f} kW facility, "
         f"{_usd(s['power_usd_per_month'])} USD/month",
-        f"run: {s['time_hours']:,.1f} h wall-clock, goodput {s['goodput']:.3f}",
+        f"run: {_run_text(s, ',')}",
     ]
     for c in bom.cloud:
         be = "never" if c.break_even_months is None else f"{c.break_even_months:g} months"
         out.append(
             f"cloud {c.provider}: {c.count} x {c.instance}, {_usd(c.usd_per_hour)} USD/h, "
-            f"{_usd(c.usd_per_run)} USD per run, break-even {be}"
+            f"{_per_run(s, c.usd_per_run)} USD per run, break-even {be}"
         )
     out += [f"price book: {bom.price_book}", PRICE_WARNING, ""]
     return "\n".join(out)

@@ -143,12 +143,17 @@ def _rack_notes(p: Parts) -> list[str]:
     oob = p.pc.switches[ethernet.OOB_MODEL]
     top = min(fac.rack_units - oob.rack_units, server.mount_below_u or fac.rack_units)
     by_space = top // server.rack_units
+    # what a rack can take, not what this plan happens to put in it: a 2-node plan is not
+    # "power-bound at 2 per rack" when the budget holds 13
+    by_power = int((fac.rack_power_kw - oob.power_kw + 1e-9) // server.max_power_kw)
+    fits = min(by_power, by_space)
+    filled = f" (this plan fills {per_rack})" if per_rack < fits else ""
     out = [
-        f"{per_rack} {server.name} per compute rack at {fac.rack_power_kw:g} kW: "
+        f"{fits} {server.name} per compute rack at {fac.rack_power_kw:g} kW{filled}: "
         f"{server.max_power_kw:g} kW planning maximum each, mounted at or below U{top}, plus "
         f"one {oob.name.split(' (')[0]} ({oob.power_kw:g} kW)."
     ]
-    if per_rack < by_space:
+    if by_power < by_space:
         need = by_space * server.max_power_kw + oob.power_kw
         out.append(
             f"Compute racks are power-bound: {by_space} would fit in the space with "

@@ -29,14 +29,12 @@ from generator.sizing.training.estimate import MAX_NODES, estimate_training
 from generator.sizing.training.memory import GIB
 from generator.sizing.uncertainty import Regime, Table, default_table, outside_note
 from generator.sizing.wallclock import RunEnvironment
-from generator.spec.models import InferenceWorkload, Spec
+from generator.spec.models import InferenceWorkload, ServingEngine, Spec
 
 __all__ = ["MAX_NODES", "size"]
 
 NO_STORAGE = RunEnvironment(0.0, 0.0, 0.0, 0.0)
 """No storage plan and no failure data: wall-clock = compute + evaluation (the caller notes it)."""
-SERVING_FRAMEWORK = "tensorrt-llm"
-"""The serving stack inference is calibrated on (its regime in the uncertainty table)."""
 
 
 def estimate_inference(
@@ -51,7 +49,9 @@ def estimate_inference(
                        ttft_ms=w.ttft_ms, tpot_ms=w.tpot_ms, engine=w.engine.value)
     par = w.parallelism
     s = serve(job, device, node, eff, tp=par.tp, pp=par.pp, ep=par.ep)
-    regime = Regime.of(SERVING_FRAMEWORK, "inference", s.tp * s.pp, device.id)
+    # the band rests on measurements of this engine only: the scored serving rows are all
+    # TensorRT-LLM, so a vLLM or SGLang estimate is outside calibration and says so
+    regime = Regime.of(job.engine, "inference", s.tp * s.pp, device.id)
     b = table.band(regime)
     notes = _inference_notes(s.fits, s.weights_bytes, s.layout, node)
     if s.meets_slo is False:
@@ -61,6 +61,10 @@ def estimate_inference(
                                       {"tp": par.tp, "pp": par.pp, "ep": par.ep}))
     if not b.calibrated:
         notes.append(outside_note(regime))
+    if w.framework is not None:  # accepted for symmetry with training; say it changes nothing
+        engines = " | ".join(e.value for e in ServingEngine)
+        notes.append(f"framework: {w.framework.value} does not apply to serving; the engine "
+                     f"is {job.engine} (engine: {engines})")
     saturated = max(1, max_batch(job, s.layout, device, eff))
     per_gpu = loaded_point(job, s.layout, saturated, device, node, eff).tokens_per_s / s.layout.gpus
     top, low = s.throughput, s.latency
@@ -91,8 +95,9 @@ def _inference_notes(fits: bool, weights: float, lay: Layout, node: Node) -> lis
         notes.append(f"the weights alone ({weights / GIB:.0f} GiB per GPU at {lay.text()}) "
                      "leave no room for a KV cache; pin a larger tp or pp")
     if lay.gpus > node.gpus:
-        notes.append(f"one replica spans {-(-lay.gpus // node.gpus)} nodes "
-                     f"({lay.text()}: TP inside a node, pipeline stages across nodes)")
+        how = ("TP inside a node, pipeline stages across nodes" if lay.tp <= node.gpus
+               else "tensor parallelism across nodes, its all-reduces over the fabric")
+        notes.append(f"one replica spans {-(-lay.gpus // node.gpus)} nodes ({lay.text()}: {how})")
     return notes
 
 

@@ -79,7 +79,7 @@ def _time_lines(t: TrainingEstimate) -> list[str]:
         ("checkpoints", t.checkpoint_hours), ("failures", t.failure_hours))]
     return [
         _kv("wall-clock", f"{_hours(wall)}{_band(t.uncertainty, short)}, deadline {deadline}"),
-        _kv("", " + ".join(parts) + f" {unit}; {t.gpu_hours:,.0f} GPU-h of compute"),
+        _kv("", " + ".join(parts) + f" {unit}; {_sig3(t.gpu_hours)} GPU-h of compute"),
     ]
 
 
@@ -152,12 +152,21 @@ def inference_block(i: InferenceEstimate) -> list[str]:
     return lines
 
 
+def _gpus_text(result: SizingResult) -> str:
+    """``2 x xe9680 (8 x ...) = 16 GPUs``, and when hardware.gpus is not whole servers, the
+    count sized on: '= 12 GPUs' after '2 x (8 x ...)' does not add up."""
+    bought = result.nodes * result.gpus_per_node
+    if bought == result.gpus:
+        return f"{result.gpus} GPUs"
+    return f"{bought} GPUs, sized on {result.gpus}"
+
+
 def format_table(result: SizingResult) -> str:
     """The whole report."""
     lines = [
         f"podplan size: {result.name}",
         f"cluster: {result.nodes} x {result.server} ({result.gpus_per_node} x {result.gpu}) = "
-        f"{result.gpus} GPUs{'' if result.fits else '  -- SOME WORKLOADS DO NOT FIT'}",
+        f"{_gpus_text(result)}{'' if result.fits else '  -- SOME WORKLOADS DO NOT FIT'}",
         RULE,
     ]
     for w in result.workloads:

@@ -44,7 +44,8 @@ def best_text(result: SweepResult) -> str:
     by = "" if result.ranked_by == "usd_per_run" else " (by capex: no cloud is priced)"
     return (f"Cheapest point{by} that fits and meets the deadline ({deadline_text(result)}): "
             f"{best.gpus:,} × {best.gpu} "
-            f"({best.nodes:,} nodes), {_hours(best.time_hours)}, " + (
+            f"({best.nodes:,} node{'' if best.nodes == 1 else 's'}), "
+            f"{_hours(best.time_hours)}, " + (
                 f"{_money(best.usd_per_run)} per run on {best.cloud} ({best.instance}); "
                 if best.cloud else "") + f"capex {_money(best.capex_usd)}.")
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from generator import pipeline
 from generator.catalog.load import Catalog, default_catalog
 from generator.errors import PodplanError
+from generator.sizing.result import SizingResult
 from generator.spec.load import LoadedSpec
 from generator.spec.models import Spec
 from generator.spec.site import Cloud
@@ -85,11 +86,11 @@ def _points(loaded: LoadedSpec, gpu: str, gpus: int, grid: SweepGrid,
     except PodplanError as err:
         return [replace(empty, note=err.summary)]
     hours = plan.reliability.wallclock_hours
-    fits = plan.sizing.fits
+    fits, note = _fits(plan.sizing, gpus)
     on_time = fits and (grid.deadline_hours is None or hours <= grid.deadline_hours)
     base = replace(empty, nodes=len(plan.nodes_with_role("compute")), time_hours=hours,
                    capex_usd=bom.capex_usd, it_kw=plan.power.it_kw, fits=fits,
-                   meets_deadline=on_time, note="" if fits else "does not fit in GPU memory")
+                   meets_deadline=on_time, note=note)
     costs = sorted(bom.cloud, key=lambda c: (c.usd_per_run, c.provider))
     if grid.clouds is None:
         costs = costs[:1]
@@ -99,6 +100,20 @@ def _points(loaded: LoadedSpec, gpu: str, gpus: int, grid: SweepGrid,
         return [replace(base, note=base.note or why)]
     return [replace(base, cloud=c.provider, instance=c.instance, usd_per_run=c.usd_per_run,
                     usd_per_hour=c.usd_per_hour) for c in costs]
+
+
+def _fits(sizing: SizingResult, gpus: int) -> tuple[bool, str]:
+    """Whether the point fits, and what to say. Training is timed on all ``gpus`` while
+    serving wants its GPUs on top (``podplan size`` notes it on a fixed cluster): say so on
+    the point, or the table reads as if both ran on it."""
+    if not sizing.fits:
+        return False, "does not fit in GPU memory"
+    train = max((t.gpus for t in sizing.training), default=0)
+    serve = sum(i.gpus for i in sizing.inference)
+    if train and serve and train + serve > gpus:
+        return True, (f"training on all {gpus} GPUs; serving needs {serve} more "
+                      f"({train + serve} together)")
+    return True, ""
 
 
 def ranking(points: list[SweepPoint]) -> str:

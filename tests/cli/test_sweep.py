@@ -150,3 +150,15 @@ def test_doubling_ranges_keep_both_ends(lo: int, hi: int) -> None:
     counts = gpu_counts(f"{lo}:{hi}")
     assert counts[0] == lo and counts[-1] == hi
     assert all(b == 2 * a for a, b in pairwise(counts[:-1]))
+
+
+def test_points_say_when_serving_needs_gpus_beyond_the_training_run() -> None:
+    """llama2-70b-lora also serves (6 GPUs): a point that trains on all its GPUs must say the
+    serving GPUs come on top, not read as if both ran on it."""
+    r = run_cli("sweep", "examples/llama2-70b-lora.yaml", "--gpus", "8:16", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    notes = [p["note"] for p in json.loads(r.stdout)["points"]]
+    assert notes == ["training on all 8 GPUs; serving needs 6 more (14 together)",
+                     "training on all 16 GPUs; serving needs 6 more (22 together)"]
+    table = run_cli("sweep", "examples/llama2-70b-lora.yaml", "--gpus", "8").stdout
+    assert "8 × h100-sxm-80gb (1 node), " in table

@@ -88,3 +88,46 @@ def test_table_is_aligned_and_totals(bom: BillOfMaterials) -> None:
 def test_unknown_format_is_rejected(bom: BillOfMaterials) -> None:
     with pytest.raises(ValueError):
         format_bom(bom, "xml")
+
+
+def test_serving_only_bom_prices_no_run() -> None:
+    """A serving cluster has no training run: '0.0 h wall-clock' and '0 USD per run' read as
+    a free run to purchasing."""
+    from generator import pipeline
+
+    loaded = pipeline.load_checked("examples/llama31-70b-chat.yaml")
+    serving = pipeline.bill_of_materials(loaded, pipeline.plan(loaded))
+    table, md = format_bom(serving, "table"), format_bom(serving, "md")
+    none = "none (serving only: no training run to time; see the monthly figures)"
+    assert f"\nrun: {none}\n" in table and f"\n- Run: {none}\n" in md
+    assert "cloud aws: 1 x p5.48xlarge, 55 USD/h, n/a USD per run," in table
+    assert "| aws | p5.48xlarge | 1 | 55 | n/a |" in md
+    assert "0.0 h" not in table + md
+
+
+def test_racks_are_ordered_at_the_height_the_plan_fills(tmp_path: object) -> None:
+    """facility.rack_units: 48 planned 48U elevations but the BOM ordered the price book's
+    42U rack: now a 48U line, without a price until a ``prices:`` file sets ``rack-48u``."""
+    from pathlib import Path
+
+    from generator import pipeline
+
+    d = Path(str(tmp_path))
+    spec = ("name: tall\nworkloads:\n  - {name: ft, kind: lora, model: llama2-7b, steps: 10}\n"
+            "hardware: {server: xe9680, gpu: h100-sxm-80gb, gpus: 16}\n"
+            "facility: {rack_units: 48}\n")
+    (d / "tall.yaml").write_text(spec, encoding="utf-8")
+    loaded = pipeline.load_checked(str(d / "tall.yaml"))
+    bom = pipeline.bill_of_materials(loaded, pipeline.plan(loaded))
+    (rack,) = [ln for ln in bom.lines if ln.catalog_id.startswith("rack-")]
+    assert (rack.catalog_id, rack.unit_usd) == ("rack-48u", None)
+    assert rack.part == "48U rack (doors, side panels, cable management), without PDUs"
+    assert bom.unpriced_lines == 1
+    (d / "p.yaml").write_text("items:\n  rack-48u: {name: 48U rack, unit: rack, usd: 3400, "
+                              "date: '2026', basis: quote, estimate: false, sources: [X1], "
+                              "status: E}\n", encoding="utf-8")
+    (d / "tall.yaml").write_text(spec + "prices: p.yaml\n", encoding="utf-8")
+    loaded = pipeline.load_checked(str(d / "tall.yaml"))
+    bom = pipeline.bill_of_materials(loaded, pipeline.plan(loaded))
+    (rack,) = [ln for ln in bom.lines if ln.catalog_id.startswith("rack-")]
+    assert (rack.part, rack.unit_usd, bom.unpriced_lines) == ("48U rack", 3400, 0)

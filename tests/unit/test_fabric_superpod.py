@@ -151,3 +151,26 @@ def test_beyond_three_tiers_is_an_error_naming_the_gpu_count() -> None:
 def test_no_east_west_nics_means_no_fabric() -> None:
     shape = shape_fabric(8, 0, 64, 0)
     assert shape.style == "none" and shape.leaves == 0
+
+
+@pytest.mark.parametrize("rails", [8, 4])
+@pytest.mark.parametrize("nodes", range(2, 33))
+def test_a_partial_su_never_needs_more_spines_than_the_full_one(nodes: int, rails: int) -> None:
+    """29 nodes x 8 rails got 29 spines (the smallest divisor of a prime number of uplinks):
+    a collapsed SU is non-blocking, evenly wired, and no bigger than the SU it collapses."""
+    g = _graph(nodes, rails)  # (a full fabric gives the subnet manager an uplink: below)
+    s = g.shape
+    assert s.spines <= rails // 2
+    assert s.leaf_up >= s.leaf_down
+    if s.style == "clos2":
+        pairs = Counter((a, b) for a, _, b, _ in g.up_links)
+        assert len(pairs) == len(g.leaf_names) * len(g.spine_names)
+        assert len(set(pairs.values())) == 1
+    assert max(_port_use(_graph(nodes, rails, sm=2)).values()) == 1
+
+
+def test_twenty_nine_nodes_get_the_full_su_spines() -> None:
+    s = shape_fabric(29, 8, 64, 2)
+    assert (s.leaves, s.leaf_down, s.leaf_up, s.spines) == (8, 29, 32, 4)
+    s = shape_fabric(20, 8, 64, 2)  # a divisor that the full SU's spines allow is kept
+    assert (s.leaves, s.leaf_down, s.leaf_up, s.spines) == (8, 20, 20, 4)

@@ -134,3 +134,17 @@ def test_cost_grows_about_linearly() -> None:
     small = time_plan(64, repeat=3)["cpu_s"]
     big = time_plan(512, repeat=3)["cpu_s"]
     assert big < 8 * small * 3  # 8x the nodes, well under 24x the time
+
+
+def test_rack_note_gives_what_a_rack_takes_not_what_a_small_plan_fills() -> None:
+    """Two R760xa (3 kW each) in a 40 kW rack: the rack takes 13, and the note must not say
+    '2 per compute rack' and call the racks power-bound at 2."""
+    l40s = {"server": "r760xa", "gpu": "l40s-48gb"}
+    _, small = plan_for(2, default_catalog(), hardware={**l40s, "gpus": 8})
+    _, large = plan_for(16, default_catalog(), hardware={**l40s, "gpus": 64})
+    tail = (": 3 kW planning maximum each, mounted at or below U41, plus one Dell PowerSwitch"
+            " N3248TE-ON (0.55 kW).")
+    assert (f"13 Dell PowerEdge R760xa per compute rack at 40 kW (this plan fills 2){tail}"
+            in small.notes)
+    assert f"13 Dell PowerEdge R760xa per compute rack at 40 kW{tail}" in large.notes
+    assert max(sum(s.kind == "node" for s in r.slots) for r in large.racks) == 13

@@ -89,3 +89,41 @@ def test_rack_over_its_limits_says_so_in_words() -> None:
 def test_inference_only_plan_renders() -> None:
     html = _html("llama31-70b-chat")
     assert "No training run in this plan" in html
+
+
+def test_summary_says_the_whole_server_rounding_once(tmp_path: object) -> None:
+    """hardware.gpus: 12 on 8-GPU servers: the sizing and the plan both said it, in two
+    wordings, one under the other."""
+    from pathlib import Path
+
+    spec = Path(str(tmp_path)) / "odd.yaml"
+    spec.write_text("name: odd\nworkloads:\n  - {name: ft, kind: lora, model: llama2-7b, "
+                    "steps: 10}\nhardware: {server: xe9680, gpu: h100-sxm-80gb, gpus: 12}\n",
+                    encoding="utf-8")
+    loaded = pipeline.load_checked(str(spec))
+    plan = pipeline.plan(loaded)
+    (out,) = emit_report(plan, pipeline.bill_of_materials(loaded, plan), [])
+    summary = out.content.split('id="workloads"')[0]
+    assert summary.count("round up to 2") == 1
+    assert out.content.count("The sizing uses 12 GPUs") == 1  # the BOM's compute line
+    assert ("12 GPUs is not a whole number of Dell PowerEdge XE9680 (8 GPUs each): sized on 12 "
+            "GPUs; the plan and bill of materials round up to 2 servers (16 GPUs, 4 idle)"
+            ) in out.content
+
+
+def test_serving_seed_gpus_match_podplan_size() -> None:
+    """The report rounded the serving seed rule's 4.7 GPUs to '5 GPUs' where podplan size
+    prints 4.7 (and 7.46 to '7', below the rule's own figure)."""
+    from generator.sizing import format_table
+
+    plan, _ = _plan("llama31-70b-chat")
+    assert "seed rule             4.7 GPUs  [" in format_table(plan.sizing)
+    assert "/ 60): 4.7 GPUs; throughput" in _html("llama31-70b-chat")
+
+
+def test_a_single_node_says_it_has_no_gpu_fabric() -> None:
+    """llama31-70b-chat is one node: the card read '0-tier none fabric, 0/0/0'."""
+    html = _html("llama31-70b-chat")
+    assert ("Ethernet and out-of-band only; no GPU fabric (one node: its GPUs talk over "
+            "NVLink)") in html
+    assert "0-tier" not in html

@@ -163,3 +163,58 @@ def test_fp8_on_a100_is_refused_by_the_engine_too() -> None:
     with pytest.raises(PodplanError) as err:
         size(s, CATALOG)
     assert err.value.problems[0].path == "workloads.pre.precision"
+
+
+@pytest.mark.parametrize("engine", ["vllm"])
+def test_serving_band_rests_on_the_workloads_engine(engine: str) -> None:
+    """Every scored serving measurement is TensorRT-LLM: a vLLM estimate on an H100
+    must not borrow their band as "56 similar measurements", nor name the wrong engine."""
+    trt = size(spec(CHAT), CATALOG).inference[0]
+    assert trt.uncertainty is not None and trt.uncertainty.calibrated
+    i = size(spec({**CHAT, "engine": engine}), CATALOG).inference[0]
+    assert i.uncertainty is not None and not i.uncertainty.calibrated
+    assert (f"outside every calibrated regime: too few published measurements of {engine} "
+            "inference on h100-sxm-80gb") in " ".join(i.notes)
+    assert "tensorrt-llm" not in " ".join(i.notes)
+
+
+def test_pinned_vp_without_pp_is_honoured_not_dropped() -> None:
+    """``vp: 2`` alone used to size a PP1 VP1 layout: the pin vanished without a word."""
+    t = size(spec({**PRETRAIN, "parallelism": {"vp": 2}}), CATALOG).training[0]
+    lay = t.parallelism
+    assert lay.vp == 2 and lay.pp > 1 and (32 // lay.pp) % 2 == 0
+
+
+def test_multi_node_tp_replica_is_not_described_as_pipeline_stages() -> None:
+    """A pinned TP16 replica on 8-GPU servers is TP across nodes, not 'TP inside a node'."""
+    w = {**CHAT, "model": "llama3.1-70b", "parallelism": {"tp": 16}}
+    i = size(spec(w), CATALOG).inference[0]
+    assert ("one replica spans 2 nodes (TP16 PP1: tensor parallelism across nodes, its "
+            "all-reduces over the fabric)") in i.notes
+    i = size(spec({**w, "parallelism": {"tp": 8, "pp": 2}}), CATALOG).inference[0]
+    assert ("one replica spans 2 nodes (TP8 PP2: TP inside a node, pipeline stages across "
+            "nodes)") in i.notes
+
+
+def test_header_adds_up_when_gpus_are_not_whole_servers() -> None:
+    """'1 x xe9680 (8 x h100) = 5 GPUs' does not add up: say what is bought and sized on."""
+    r = size(spec(SFT70 | {"model": "llama2-7b"}, gpus=5), CATALOG)
+    assert "cluster: 1 x xe9680 (8 x h100-sxm-80gb) = 8 GPUs, sized on 5\n" in format_table(r)
+    r = size(spec(SFT70 | {"model": "llama2-7b"}, gpus=8), CATALOG)
+    assert "cluster: 1 x xe9680 (8 x h100-sxm-80gb) = 8 GPUs\n" in format_table(r)
+
+
+def test_small_runs_show_their_gpu_hours() -> None:
+    """A 10-step run printed '0 GPU-h of compute'; three significant figures like the rest."""
+    r = size(spec({**PRETRAIN, "steps": 10, "deadline_hours": None}, gpus=8), CATALOG)
+    hours = r.training[0].gpu_hours
+    assert 0 < hours < 1
+    assert f"; {hours:#.3g} GPU-h of compute\n" in format_table(r)
+
+
+def test_a_training_framework_on_a_serving_workload_is_named_as_unused() -> None:
+    """'framework: nemo' on an inference workload was accepted and silently ignored."""
+    i = size(spec({**CHAT, "framework": "nemo"}), CATALOG).inference[0]
+    assert ("framework: nemo does not apply to serving; the engine is tensorrt-llm "
+            "(engine: tensorrt-llm | vllm)") in i.notes
+    assert not any("framework" in n for n in size(spec(CHAT), CATALOG).inference[0].notes)

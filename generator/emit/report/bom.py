@@ -93,7 +93,8 @@ def cloud_table(bom: BillOfMaterials) -> Table:
                Column("USD per month (24×7)", True), Column("Break-even (months)", True)]
     rows = [
         [plain(c.provider), plain(c.instance), count(c.count), usd(c.usd_per_hour),
-         usd(c.usd_per_run), usd(c.usd_per_month),
+         usd(c.usd_per_run) if bom.summary["compute_hours"] else plain("n/a"),
+         usd(c.usd_per_month),
          number(c.break_even_months, 1) if c.break_even_months is not None
          else plain("never")]
         for c in bom.cloud

@@ -64,6 +64,8 @@ def _pairs_table(view: NetworkView, key: str) -> Table:
 def _compute_title(plan: ClusterPlan) -> str:
     f = plan.fabric
     nodes = len(plan.nodes_with_role("compute", "spare"))
+    if not f.tiers:  # not "0-tier rail-optimized none fat tree, 0 rails"
+        return f"Compute fabric: none ({nodes:,} node{'' if nodes == 1 else 's'})"
     return (f"Compute fabric: {f.tiers}-tier rail-optimized {f.switch_model} fat tree, "
             f"{f.rails} rails, {nodes:,} nodes in {f.scalable_units} scalable unit(s)")
 

@@ -8,6 +8,7 @@ from typing import Any
 from generator.bom import BillOfMaterials
 from generator.emit.report.blocks import Card, Cards, Notes, Para, Section
 from generator.emit.report.tables import hours
+from generator.plan.compute import whole_server_note
 from generator.plan.models import ClusterPlan
 
 
@@ -47,10 +48,11 @@ def _cloud_cards(bom: BillOfMaterials) -> list[Card]:
     if not bom.cloud:
         return []
     cheapest = min(bom.cloud, key=lambda c: (c.usd_per_hour, c.provider))
+    # serving only: no run to price ("$0 per run" would read as free)
+    per_run = f", ${cheapest.usd_per_run:,.0f} per run" if bom.summary["compute_hours"] else ""
     cards = [Card("Cloud equivalent", f"${cheapest.usd_per_hour:,.0f}/h",
-                  f"{cheapest.count} × {cheapest.instance} ({cheapest.provider}), "
-                  f"${cheapest.usd_per_run:,.0f} per run", "cloud_usd_per_hour",
-                  cheapest.usd_per_hour)]
+                  f"{cheapest.count} × {cheapest.instance} ({cheapest.provider}){per_run}",
+                  "cloud_usd_per_hour", cheapest.usd_per_hour)]
     even = sorted((c.break_even_months, c.provider) for c in bom.cloud
                   if c.break_even_months is not None)
     if even:
@@ -60,6 +62,16 @@ def _cloud_cards(bom: BillOfMaterials) -> list[Card]:
                           f"buying beats renting {first} 24×7 after this" +
                           (f" ({rest})" if rest else ""), "break_even_months", months))
     return cards
+
+
+def _fabric_text(plan: ClusterPlan) -> str:
+    f = plan.fabric
+    if not f.tiers:  # "0-tier none fabric, 0/0/0 leaf/spine/core" said nothing
+        why = ("one node: its GPUs talk over NVLink" if len(plan.nodes_with_role("compute")) == 1
+               else "no east-west NICs")
+        return f"Ethernet and out-of-band only; no GPU fabric ({why})"
+    return (f"{f.tiers}-tier {f.switch_model} fabric, {f.leaf_switches}/{f.spine_switches}/"
+            f"{f.core_switches} leaf/spine/core")
 
 
 def summary_section(plan: ClusterPlan, bom: BillOfMaterials) -> Section:
@@ -77,10 +89,8 @@ def summary_section(plan: ClusterPlan, bom: BillOfMaterials) -> Section:
              f"{plan.racks[0].units if plan.racks else 0} U, "
              f"{plan.racks[0].power_budget_kw if plan.racks else 0:g} kW budget each",
              "racks", len(plan.racks)),
-        Card("Switches", f"{len(plan.switches):,}",
-             f"{plan.fabric.tiers}-tier {plan.fabric.switch_model} fabric, "
-             f"{plan.fabric.leaf_switches}/{plan.fabric.spine_switches}/"
-             f"{plan.fabric.core_switches} leaf/spine/core", "switches", len(plan.switches)),
+        Card("Switches", f"{len(plan.switches):,}", _fabric_text(plan), "switches",
+             len(plan.switches)),
     ]
     time_card = _time_card(plan)
     if time_card:
@@ -106,7 +116,10 @@ def summary_section(plan: ClusterPlan, bom: BillOfMaterials) -> Section:
              "the BOM, the inventory and the stack configs."),
         Cards(cards),
     ]
-    notes = [*sz.notes, *plan.notes]
+    # the sizing already says when the GPUs are not whole servers; the plan's own line for
+    # it (kept in plan.yaml and on the BOM's compute line) would say it twice
+    rounding = whole_server_note(sz)
+    notes = [*sz.notes, *(n for n in plan.notes if n != rounding)]
     if notes:
         blocks.append(Notes(notes))
     return Section("summary", "Summary", blocks)

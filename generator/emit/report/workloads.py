@@ -181,17 +181,20 @@ def workloads_section(plan: ClusterPlan) -> Section:
         notes: list[Any] = list(w.notes)
         if w.seed is not None:
             notes.append(f"Seed rule of thumb ({w.seed.formula}): "
-                         + _seed_text(w.seed.gpus, w.seed.hours) + (f"; {w.seed.note}"
-                                                                    if w.seed.note else ""))
+                         + _seed_text(w.seed.gpus, w.seed.hours,
+                                      0 if isinstance(w, TrainingEstimate) else 1)
+                         + (f"; {w.seed.note}" if w.seed.note else ""))
         if notes:
             blocks.append(Notes(notes))
     return Section("workloads", "Workloads", blocks)
 
 
-def _seed_text(gpus: float | None, hrs: float | None) -> str:
+def _seed_text(gpus: float | None, hrs: float | None, decimals: int = 0) -> str:
+    """``decimals`` as podplan size prints the GPUs: one for serving (7.46 is not "7
+    GPUs"), none for training's A100 count."""
     parts = []
     if gpus is not None:
-        parts.append(f"{gpus:,.0f} GPUs")
+        parts.append(f"{gpus:,.{decimals}f} GPUs")
     if hrs is not None:
         parts.append(hours(hrs))
     return ", ".join(parts) or "no figure"

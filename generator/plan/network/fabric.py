@@ -94,6 +94,25 @@ def _smallest_divisor(n: int, at_least: float, of_radix: int, need: int) -> int 
     return None
 
 
+def _collapsed_spines(per_leaf: int, leaves: int, rails: int, radix: int) -> tuple[int, int]:
+    """(uplinks per leaf, spines) of a collapsed partial SU: as many uplinks as node ports
+    over the smallest divisor of them that takes them all, unless that needs more spines than
+    the full SU it collapses (then the fewest spines that do, each leaf's uplinks rounded up
+    to a multiple of them). The divisor alone gave 29 nodes x 8 rails 29 spines (29 is
+    prime) where the full SU's 4 take them."""
+    half = radix // 2
+    full_su = _smallest_divisor(half, 1, radix, rails * half) or half
+    s = _smallest_divisor(per_leaf, 1, radix, leaves * per_leaf)
+    if s is not None and s <= full_su:
+        return per_leaf, s
+    s = max(1, math.ceil(leaves * per_leaf / radix))
+    while True:
+        up = -(-per_leaf // s) * s
+        if per_leaf + up <= radix and s * radix >= leaves * up:
+            return up, s
+        s += 1
+
+
 def _powers_of_two_dividing(n: int) -> list[int]:
     return [g for g in (1, 2, 4, 8, 16, 32, 64) if g <= n and n % g == 0]
 
@@ -109,9 +128,8 @@ def shape_fabric(designed_nodes: int, rails: int, radix: int, sm_ports: int) -> 
         per_leaf = d * (r // g)
         if g == 2:
             return FabricShape("pair", 1, r, radix, d, 1, 2, r // g, per_leaf, 0, 1, 2)
-        s = _smallest_divisor(per_leaf, 1, radix, g * per_leaf)
-        assert s is not None
-        return FabricShape("clos2", 2, r, radix, d, 1, g, r // g, per_leaf, s, 1, g)
+        up, spines = _collapsed_spines(per_leaf, g, r, radix)
+        return FabricShape("clos2", 2, r, radix, d, 1, g, r // g, up, spines, 1, g)
     sus = math.ceil(d / SU_NODES)
     leaves = sus * r
     s = _smallest_divisor(half, 1, radix, leaves * half)

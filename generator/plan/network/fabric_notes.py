@@ -9,6 +9,12 @@ from generator.spec.models import Spec
 SUPERPOD = "DGX SuperPOD RA (S24)"
 
 
+def _uplinks(s: FabricShape) -> str:
+    if s.leaf_up == s.leaf_down:
+        return "as many uplinks"
+    return f"{s.leaf_up} uplinks, rounded up to a multiple of the spines"
+
+
 def _shape_note(s: FabricShape, nodes: int) -> str:
     d, r, k = s.designed_nodes, s.rails, s.radix
     if s.style == "pair":
@@ -22,7 +28,7 @@ def _shape_note(s: FabricShape, nodes: int) -> str:
         return (
             f"{d} nodes fit one partial SU; instead of a full SU ({r} leaves + spines) the "
             f"rails are collapsed onto {s.leaves} leaves ({s.rails_per_leaf} rail(s) each, "
-            f"{s.leaf_down} node ports, as many uplinks) and {s.spines} spine(s), every leaf "
+            f"{s.leaf_down} node ports, {_uplinks(s)}) and {s.spines} spine(s), every leaf "
             "reaching every spine with the same number of cables (non-blocking)."
         )
     text = (

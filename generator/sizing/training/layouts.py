@@ -80,6 +80,10 @@ def pp_choices(job: Job, rest: int, pins: Pins, fw: Framework) -> Iterable[int]:
         return (pins.pp,)
     if not fw.runs("pp"):
         return (1,)
+    if pins.vp is not None and pins.vp > 1:
+        # a pinned vp holds on every pipeline tried: no pp=1 layout that silently drops it
+        return [p for p in divisors(rest)
+                if 1 < p <= job.arch.layers and -(-job.arch.layers // p) % pins.vp == 0]
     return [p for p in divisors(rest) if p <= job.arch.layers]
 
 
