@@ -103,6 +103,31 @@ def limit_problems(spec: Spec, lines: LoadedLines) -> list[Problem]:
     ]
 
 
+def duplicate_name_problems(data: dict[str, Any], located: LoadedLines) -> list[Problem]:
+    """Each repeated workload name, located at the repeat and naming the first use: the
+    model's own uniqueness check can only point at the whole list."""
+    workloads = data.get("workloads")
+    if not isinstance(workloads, list):
+        return []
+    seen: dict[str, int] = {}
+    out = []
+    for j, w in enumerate(workloads):
+        name = w.get("name") if isinstance(w, dict) else None
+        if not isinstance(name, str):
+            continue
+        if name not in seen:
+            seen[name] = j
+            continue
+        first = seen[name]
+        where = located.line_of(("workloads", first, "name"))
+        out.append(Problem(
+            path=f"workloads[{j}].name", line=located.line_of(("workloads", j, "name")),
+            message=f"workload name '{name}' is already used by workloads[{first}]"
+                    + (f" (line {where})" if where else ""),
+            allowed="a name no other workload of the spec has"))
+    return out
+
+
 def validate_data(data: Any, source: str, lines: dict[Loc, int]) -> Spec:
     """Validate parsed YAML into a ``Spec`` or raise a located ``PodplanError``."""
     located = LoadedLines(lines)
@@ -117,7 +142,11 @@ def validate_data(data: Any, source: str, lines: dict[Loc, int]) -> Spec:
         spec = Spec.model_validate(data)
     except ValidationError as exc:
         errors = [dict(e) for e in exc.errors()]
-        raise _fail(source, problems(errors, data, Spec, located.line_of)) from None
+        found = problems(errors, data, Spec, located.line_of)
+        repeats = duplicate_name_problems(data, located)
+        if repeats:
+            found = [p for p in found if "names must be unique" not in p.message] + repeats
+        raise _fail(source, found) from None
     found = limit_problems(spec, located)
     if found:
         raise _fail(source, found)

@@ -57,8 +57,11 @@ def format_path(loc: Loc) -> str:
 
 
 def did_you_mean(word: str, choices: list[str]) -> str | None:
-    """A close match for a misspelled key or value, as a hint."""
+    """A close match for a misspelled key or value, as a hint (a choice the word is the last
+    part of, 'heads' for attention_heads, counts as close)."""
     match = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    if not match:
+        match = [c for c in choices if c.endswith("_" + word)][:1]
     return f"did you mean '{match[0]}'?" if match else None
 
 
@@ -274,8 +277,25 @@ def _unknown_key(loc: Loc, data: Any, root: type[BaseModel], line: int | None) -
     key = str(loc[-1])
     parent = model_at(loc[:-1], data, root)
     allowed = list(parent.model_fields) if parent else []
+    hint = did_you_mean(key, _missing_required(parent, loc[:-1], data)) or did_you_mean(
+        key, allowed)
     return Problem(path=format_path(loc), message=f"unknown key '{key}'", line=line,
-                   allowed=", ".join(allowed) or None, hint=did_you_mean(key, allowed))
+                   allowed=", ".join(allowed) or None, hint=hint)
+
+
+def _missing_required(model: type[BaseModel] | None, loc: Loc, data: Any) -> list[str]:
+    """Required fields the mapping at ``loc`` lacks: a misspelt key most likely meant one
+    of them ('heads' where attention_heads is missing, not the optional kv_heads)."""
+    node: Any = data
+    for part in loc:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return []
+    if model is None or not isinstance(node, dict):
+        return []
+    return [name for name, f in model.model_fields.items()
+            if f.is_required() and name not in node]
 
 
 def _field_problem(

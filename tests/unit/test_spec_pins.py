@@ -163,3 +163,25 @@ def test_possible_serving_pins_are_sized_as_pinned(tmp_path: Path, pins: dict[st
     assert est.fits
     assert all(getattr(est, k) == v for k, v in pins.items())
     assert (est.tp * est.pp) % est.ep == 0
+
+
+def test_a_repeated_workload_name_is_located_at_the_repeat(tmp_path: Path) -> None:
+    doc = {"name": "p", "hardware": {"server": "xe9680", "gpu": "h100-sxm-80gb"},
+           "workloads": [TRAIN, {**TRAIN, "steps": 20}]}
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    with pytest.raises(PodplanError) as err:
+        pipeline.load_checked(str(path))
+    (p,) = err.value.problems
+    first = yaml.safe_dump(doc, sort_keys=False).splitlines().index("- name: t") + 1
+    assert p.path == "workloads[1].name" and p.line is not None and p.line > first
+    assert p.message == f"workload name 't' is already used by workloads[0] (line {first})"
+
+
+def test_a_misspelt_key_suggests_the_required_field_it_lacks(tmp_path: Path) -> None:
+    """'heads' on an inline model: attention_heads is required and missing, kv_heads is
+    optional; the hint names the one the spec lacks."""
+    model = {"name": "m", "layers": 32, "hidden_size": 4096, "heads": 32, "vocab_size": 32000}
+    found = problems(tmp_path, {**TRAIN, "model": model}, server="xe9680", gpu="h100-sxm-80gb")
+    unknown = next(p for p in found if p.path == "workloads[0].model.heads")
+    assert unknown.hint == "did you mean 'attention_heads'?"
