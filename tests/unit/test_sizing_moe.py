@@ -3,6 +3,7 @@ chooses expert parallelism for MoE models, and ep pins are checked like the othe
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchmarks.stacks import stack_of
 from generator import pipeline
 from generator.catalog.load import default_catalog
 from generator.errors import PodplanError, Problem
@@ -23,11 +25,19 @@ from generator.sizing.training import comm
 from generator.sizing.training.layouts import Pins
 from generator.sizing.training.memory import training_memory
 from generator.sizing.training.planner import search_size
+from generator.sizing.training.steptime import (
+    busy_time,
+    compute_time,
+    launch_time,
+    moe_launch_time,
+    moe_sync_time,
+)
 
 CATALOG = default_catalog()
 EFF = default_efficiency()
 GPU = CATALOG.gpus["h100-sxm-80gb"]
 DEVICE = device_from_gpu(GPU)
+PP4_EP8 = Layout(tp=1, pp=4, dp=16, cp=1, vp=1, mbs=1, recompute="none", ep=8, etp=1)
 NODE = node_from_server(CATALOG.servers["xe9680"], GPU)
 
 
@@ -59,7 +69,7 @@ def test_all_to_all_time_inside_and_across_nodes() -> None:
 
 
 def test_ep_time_counts_four_all_to_alls_per_moe_layer() -> None:
-    lay = Layout(tp=1, pp=4, dp=16, cp=1, vp=1, mbs=1, recompute="none", ep=8, etp=1)
+    lay = PP4_EP8
     one = all_to_all(comm.a2a_bytes(job(), lay), 8, 1, NODE, DEVICE, EFF)
     assert comm.ep_time(job(), lay, NODE, DEVICE, EFF) == pytest.approx(4 * 8 * one)
     assert comm.ep_time(job(), lay._replace(ep=1, etp=0), NODE, DEVICE, EFF) == 0.0
@@ -70,17 +80,8 @@ def test_moe_post_sync_cpu_time_adds_to_the_gpu_time_by_hand() -> None:
     the CPU cannot run ahead across an MoE layer: its post-sync CPU time adds. Mixtral
     (32 layers, all MoE) on PP4 is 8 MoE layers a stage: at 5 ms a layer, 40 ms on top of
     max(GPU, launch); full recompute repeats the forward's kernels (x 4/3)."""
-    from dataclasses import replace
-
-    from generator.sizing.training.steptime import (
-        busy_time,
-        compute_time,
-        launch_time,
-        moe_sync_time,
-    )
-
     eff = replace(EFF, compute=replace(EFF.compute, moe_layer_overhead_s=0.005))
-    lay = Layout(tp=1, pp=4, dp=16, cp=1, vp=1, mbs=1, recompute="none", ep=8, etp=1)
+    lay = PP4_EP8
     j = job()
     assert moe_sync_time(j, lay, eff) == pytest.approx(0.040)
     gpu, launch = compute_time(j, lay, DEVICE, eff), launch_time(j, lay, eff)
@@ -101,11 +102,7 @@ def test_post_sync_kernel_issue_overlaps_the_gpu() -> None:
     PP4 (8 MoE layers a stage, GPU ~0.14 s per micro-batch): at 2 ms a layer, 16 ms + 2.4 ms
     of launches hide behind the GPU; at 50 ms a layer the CPU's 0.4024 s sets the pace. The
     sync-free stack pays neither."""
-    from dataclasses import replace
-
-    from generator.sizing.training.steptime import busy_time, compute_time, moe_launch_time
-
-    lay = Layout(tp=1, pp=4, dp=16, cp=1, vp=1, mbs=1, recompute="none", ep=8, etp=1)
+    lay = PP4_EP8
     j = job()
     for launch, expect_cpu in ((0.002, False), (0.05, True)):
         eff = replace(EFF, compute=replace(EFF.compute, moe_layer_overhead_s=0.005,
@@ -126,18 +123,8 @@ def test_sync_free_dispatch_pays_no_host_sync() -> None:
     moe_expert_rank_capacity_factor, the MLPerf v6.0 GPT-OSS runs) never copies token counts
     to the host: the same Mixtral stage costs max(GPU, launch) with no 8 x 5 ms on top, and
     nothing else about the stack changes."""
-    from dataclasses import replace
-
-    from benchmarks.stacks import stack_of
-    from generator.sizing.training.steptime import (
-        busy_time,
-        compute_time,
-        launch_time,
-        moe_sync_time,
-    )
-
     eff = replace(EFF, compute=replace(EFF.compute, moe_layer_overhead_s=0.005))
-    lay = Layout(tp=1, pp=4, dp=16, cp=1, vp=1, mbs=1, recompute="none", ep=8, etp=1)
+    lay = PP4_EP8
     free = job(framework="megatron-sync-free-moe")
     assert eff.framework("nemo").moe_host_sync
     assert not eff.framework("megatron-sync-free-moe").moe_host_sync
