@@ -18,6 +18,7 @@ STACK_RULES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("meta internal pytorch",), "llama3-meta"),
     (("fms-fsdp",), "fms-fsdp"),
     (("hf transformers",), "hf"),
+    (("automodel", "flexattn"), "automodel-flex"),
     (("automodel",), "automodel"),
     (("fsdp",), "fsdp"),
     (("llm-foundry",), "fsdp"),

@@ -100,6 +100,18 @@ def test_rows_map_to_the_stated_features() -> None:
     assert stack_of({"framework": "PyTorch FSDP"}) == "fsdp"
 
 
+def test_automodel_attention_backend_follows_its_config() -> None:
+    """AutoModel's ``attn: te`` runs TE's DotProductAttention, which prefers cuDNN's fused
+    kernel on Hopper (``get_attention_backend``); ``attn: flex`` (GPT-OSS's sink attention)
+    runs PyTorch FlexAttention, counted like FlashAttention 2."""
+    te = stack_of({"framework": "NeMo AutoModel (PyTorch FSDP2; TE + DeepEP)"})
+    flex = stack_of({"framework": "NeMo AutoModel (PyTorch FSDP2; TE + DeepEP + FlexAttn)"})
+    assert (te, flex) == ("automodel", "automodel-flex")
+    assert EFF.framework(te).attention_kernel == "fused"
+    assert EFF.framework(flex).attention_kernel == "fa2"
+    assert EFF.framework(flex).optimizer_bytes == 4.0
+
+
 @pytest.mark.parametrize("row", ["M19", "M20", "M25"])
 def test_published_moe_layouts_that_ran_fit(row: str) -> None:
     """Kimi K2 (256 H100, AutoModel), Qwen3 30B-A3B (8 H100, AutoModel) and Qwen3
