@@ -52,6 +52,7 @@ import yaml
 from benchmarks.stacks import (
     lora_targets,
     microbatch_of,
+    pipeline_split_of,
     recompute_layers_of,
     recompute_modules_of,
     recompute_of,
@@ -277,7 +278,7 @@ def _training_case(row: dict[str, str], catalog: Catalog, eff: Efficiency) -> Ca
         name=row["id"], arch=arch, kind=kind, precision=precision, framework=stack,
         global_batch=gbs, seq_len=seq, steps=_steps(row, gbs, unpacked),
         sample_tokens=sample_tokens, extra_tokens=extra, adapter_params=adapters,
-        recompute_modules=recompute_modules_of(row),
+        recompute_modules=recompute_modules_of(row), pipeline_split=pipeline_split_of(row),
     )
     device, node = _hardware(row, catalog)
     tp, pp = _int(row["TP"]), _int(row["PP"])

@@ -74,6 +74,21 @@ def recompute_modules_of(row: dict[str, str]) -> tuple[str, ...]:
     return ()
 
 
+PIPELINE_SPLIT = (("embedding/loss in pipeline split", ("embedding", "loss")),)
+"""Megatron's ``--account-for-embedding-in-pipeline-split`` and
+``--account-for-loss-in-pipeline-split``, as a row's method states them
+(``Job.pipeline_split``)."""
+
+
+def pipeline_split_of(row: dict[str, str]) -> tuple[str, ...]:
+    """The layers Megatron's pipeline split counts besides the transformer layers."""
+    text = row["method"].lower()
+    for words, split in PIPELINE_SPLIT:
+        if words in text:
+            return split
+    return ()
+
+
 def recompute_layers_of(row: dict[str, str], layers: int, pp: int) -> int | None:
     """Layers per stage recomputed, where a row recomputes only some (op-level SAC)."""
     text = (row["method"] + " " + row["work"]).lower()

@@ -59,6 +59,11 @@ class Job:
     """Megatron-Core's output-discarding recompute of element-wise modules
     (``--recompute-granularity selective --recompute-modules layernorm moe_act``): their
     outputs are recomputed in backward instead of stored, at a negligible time cost."""
+    pipeline_split: tuple[str, ...] = ()
+    """Megatron-Core's ``--account-for-embedding-in-pipeline-split`` ("embedding") and
+    ``--account-for-loss-in-pipeline-split`` ("loss"): the layer split counts the embedding
+    and the output layer as one layer each, so the first and last virtual stages build one
+    transformer layer fewer (``memory.stage_layer_counts``)."""
 
     @property
     def frozen_base(self) -> bool:

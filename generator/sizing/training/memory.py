@@ -24,6 +24,12 @@ plus the fp32 logits, 4*s*b*(h + V)/t. Context parallelism divides s by c. LoRA 
 inputs of every adapted linear layer, so its activations are counted like full fine-tuning
 (conservative by design).
 
+**Pipeline split.** Where Megatron counts the embedding and the loss as pipeline layers
+(``Job.pipeline_split``), the first and last ranks build one layer fewer: the most loaded
+stage's states are the larger of the first, last and a middle rank's, and its activations
+the larger of the first two ranks' and the last's, counted chunk by chunk
+(``layers_in_flight``).
+
 **HSDP** shards ZeRO-3 states over the ``shard`` ranks of a replica instead of all of d.
 
 **MoE.** A stage's routed experts are split over ep x etp ranks (expert parallelism, expert
@@ -71,19 +77,52 @@ class MemoryTerms:
         return max(terms, key=lambda k: terms[k])
 
 
+def split_counts(job: Job, pp: int) -> tuple[int, int]:
+    """(e, l): 1 each where Megatron's pipeline split counts the embedding / the loss as a
+    layer (``Job.pipeline_split``); (0, 0) without pipeline parallelism."""
+    if pp == 1:
+        return 0, 0
+    return int("embedding" in job.pipeline_split), int("loss" in job.pipeline_split)
+
+
+def rank_layers(job: Job, pp: int) -> tuple[int, int, int]:
+    """Transformer layers of the (first, middle, last) pipeline rank. Without a split every
+    rank is counted at the busiest one's ceil(L/p). Megatron-Core's account-for-embedding /
+    loss split (``get_num_layers_to_build``) divides L + e + l evenly (it asserts so): each
+    rank (L+e+l)/p layers, the first e fewer beside the embedding, the last l fewer beside
+    the output layer and loss."""
+    e, loss = split_counts(job, pp)
+    per = math.ceil((job.arch.layers + e + loss) / pp)
+    return per - e, per, per - loss
+
+
+def _candidate_stages(job: Job, pp: int) -> list[tuple[int, int]]:
+    """(transformer layers, embedding/output matrices) of the stages that can be the most
+    loaded: ceil(L/p) layers and one matrix (both when p = 1), or, under the split, the
+    first and last ranks with theirs and a middle rank with none."""
+    arch = job.arch
+    first, middle, last = rank_layers(job, pp)
+    if split_counts(job, pp) == (0, 0):
+        return [(first, 2 if pp == 1 and not arch.tied_embeddings else 1)]
+    return [(first, 1), (last, 1)] + ([(middle, 0)] if pp > 2 else [])
+
+
 def stage_split(job: Job, pp: int) -> tuple[float, float]:
     """(dense, routed-expert) parameters of the most loaded stage, before any sharding:
-    ceil(L/p) layers, as many of them MoE layers as the model has, plus one embedding or
-    output matrix (both when p = 1)."""
+    its layers, as many of them MoE layers as the model has, plus its embedding or output
+    matrices (``_candidate_stages``)."""
     arch = job.arch
-    layers = math.ceil(arch.layers / pp)
     embed = arch.vocab * arch.hidden
-    embeddings = 2 * embed if pp == 1 and not arch.tied_embeddings else embed
-    n_moe = min(layers, moe_layers(arch))
-    routed = n_moe * routed_params(arch)
-    blocks = n_moe * layer_params(arch, moe=True) + (layers - n_moe) * layer_params(
-        arch, moe=False)
-    return float(blocks - routed + embeddings), float(routed)
+    best = (0.0, 0.0)
+    for layers, matrices in _candidate_stages(job, pp):
+        n_moe = min(layers, moe_layers(arch))
+        routed = n_moe * routed_params(arch)
+        blocks = n_moe * layer_params(arch, moe=True) + (layers - n_moe) * layer_params(
+            arch, moe=False)
+        got = (float(blocks - routed + matrices * embed), float(routed))
+        if sum(got) > sum(best):
+            best = got
+    return best
 
 
 def stage_params(job: Job, tp: int, pp: int) -> float:
@@ -163,15 +202,44 @@ def activation_bytes(job: Job, lay: Layout, eff: Efficiency) -> float:
             kept /= lay.tp
         redone = round(lay.recompute_fraction(arch.layers) * layers)
         stored = redone * kept + (layers - redone) * per_layer
-        first = stored * in_flight * interleave + per_layer
-        last = stored + per_layer
+        work = per_layer
     else:
-        first = layers * per_layer * in_flight * interleave
-        last = layers * per_layer
+        stored, work = layers * per_layer, 0.0
+    first = stored * in_flight * interleave + work
+    last = stored + work
     logits = 4.0 * seq * lay.mbs * (arch.hidden + arch.vocab) / lay.tp
     if lay.pp == 1:
         return first + logits
+    if split_counts(job, lay.pp) != (0, 0):
+        # Uneven ranks: the first holds the most micro-batches but fewest layers, so the
+        # second (or the last, with the logits) can hold more; count each exactly.
+        unit = stored / layers
+        m = lay.microbatches(job.global_batch)
+        held = [layers_in_flight(job, lay, r, m) for r in range(min(lay.pp - 1, 2))]
+        last = layers_in_flight(job, lay, lay.pp - 1, m) * unit + work
+        return max(max(held) * unit + work, last + logits)
     return max(first, last + logits)
+
+
+def layers_in_flight(job: Job, lay: Layout, rank: int, m: int) -> float:
+    """Layer activations pipeline rank ``rank`` holds at its 1F1B peak under the split, by
+    model chunk: Megatron's interleaved schedule runs 2(p-r-1) + (v-1)p warm-up chunk
+    forwards, plus the one in flight, taking chunks in groups of p micro-batches (chunk k
+    gets the i-th when (i // p) % v == k); non-interleaved rank r holds p - r. Each chunk
+    has (L+e+l)/(p*v) layers; the first rank's first and the last rank's last chunk one
+    fewer (they carry the embedding and the loss)."""
+    p, v = lay.pp, lay.vp
+    e, loss = split_counts(job, p)
+    per_rank = rank_layers(job, p)[1]
+    chunk = [per_rank / v] * v
+    if rank == 0:
+        chunk[0] -= e
+    if rank == p - 1:
+        chunk[-1] -= loss
+    if v == 1:
+        return min(p - rank, m) * chunk[0]
+    warm = min(m * v, 2 * (p - rank - 1) + (v - 1) * p + 1)
+    return float(sum(chunk[(i // p) % v] for i in range(warm)))
 
 
 def state_bytes(
