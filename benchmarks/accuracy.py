@@ -100,9 +100,10 @@ def format_rows(rows: list[Row], loso: list[Row] | None = None) -> str:
         c, p = r.case, r.prediction
         serr = "" if r.seed_error is None else f"{100 * r.seed_error:+.0f}"
         cv = "" if loso is None else f"{100 * loso[i].error:+.1f}"
-        layout = p.layout + ("" if p.fits else " (!mem)")
+        flag = "" if p.fits else " (!mem)"
+        layout = p.layout[:30 - len(flag)] + flag
         lines.append(
-            f"{c.id:>4} {c.model[:14]:<14} {c.method[:20]:<20} {c.gpus:>5} {layout[:30]:<30} "
+            f"{c.id:>4} {c.model[:14]:<14} {c.method[:20]:<20} {c.gpus:>5} {layout:<30} "
             f"{UNITS[c.metric]:<9} {_fmt(c.measured):>9} {_fmt(p.value):>9} "
             f"{100 * r.error:>+6.1f} {cv:>7} {serr:>7}"
         )
