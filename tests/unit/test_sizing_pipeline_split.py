@@ -76,7 +76,8 @@ def test_activations_are_the_second_ranks() -> None:
 
 def test_row_states_the_split_and_fits() -> None:
     """The ModelZoo Qwen3 config sets both flags; the method column says so, and M26 (TP2
-    PP32 VP3 on 80 GB H100s) now fits; the split never changes its time."""
+    PP32 VP3 on 80 GB H100s) now fits; its last rank, which runs the output layer, has a
+    layer fewer, so the step is faster than with ceil(94/32) = 3 layers there."""
     assert pipeline_split_of({"method": "pretrain MoE EP=8 embedding/loss in pipeline split"}
                              ) == SPLIT
     assert pipeline_split_of({"method": "pretrain MoE EP=8"}) == ()
@@ -85,4 +86,4 @@ def test_row_states_the_split_and_fits() -> None:
     got = predict(case, EFF)
     plain = predict(replace(case, job=replace(case.job, pipeline_split=())), EFF)
     assert got.fits and not plain.fits
-    assert got.value == pytest.approx(plain.value, rel=1e-3)
+    assert got.value > plain.value

@@ -26,7 +26,7 @@ from generator.sizing.model.hardware import Device, Node
 from generator.sizing.model.job import Job, Layout, sequence_tokens
 from generator.sizing.model.params import moe_layers
 from generator.sizing.training import comm
-from generator.sizing.training.memory import held_params, stage_params
+from generator.sizing.training.memory import held_params, rank_layers, stage_params
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,15 +132,35 @@ def flops_seconds(
     """Seconds for ``tokens`` tokens of ``flops`` on one GPU of the busiest stage: the dense
     GEMMs and attention at the micro-batch's η, the routed experts at their own (every
     rank of the stage does 1/(t*c) of the experts' work whatever ep is: EP moves tokens,
-    not FLOPs)."""
+    not FLOPs). The busiest stage is the last when the output layer outweighs the layers
+    it lacks (``busiest_stage``)."""
     gain = fp8_gain(job, device, eff)
-    dense = (flops.gemm / gain + flops.attention / attention_factor(job, device, eff)) / (
-        gemm_efficiency(job, lay, device, eff))
+    eta = gemm_efficiency(job, lay, device, eff)
+    dense = (flops.gemm / gain + flops.attention / attention_factor(job, device, eff)) / eta
     if flops.expert:
         dense += flops.expert / gain / gemm_efficiency(job, lay, device, eff, expert=True)
+    busiest = busiest_stage(job, lay.pp, dense, head_flops(job, flops) / gain / eta)
+    return busiest * tokens / (lay.tp * lay.cp * device.bf16_flops)
+
+
+def busiest_stage(job: Job, pp: int, work: float, head: float) -> float:
+    """The slowest pipeline rank's share of a token's ``work`` (any unit), of which ``head``
+    is the output layer's: every rank runs its layers' share of the rest (``rank_layers``:
+    ceil(L/p) each, or Megatron's embedding/loss split), and the last rank the output layer
+    too, which 1F1B cannot hide: the pipeline runs at its slowest stage."""
     layers = job.arch.layers
-    imbalance = math.ceil(layers / lay.pp) * lay.pp / layers
-    return dense * tokens * imbalance / (lay.tp * lay.pp * lay.cp * device.bf16_flops)
+    body = work - head
+    first, middle, last = rank_layers(job, pp)
+    return max(first * body / layers, middle * body / layers, last * body / layers + head)
+
+
+def head_flops(job: Job, flops: TokenFlops) -> float:
+    """The output layer's GEMMs per token (2, 4 or 6 * V * h for forward, frozen or trained
+    training), which only the last pipeline stage runs: the weight FLOPs a token does
+    against the logits matrix, ``flops.gemm``'s share of them."""
+    arch = job.arch
+    per_weight = 4.0 if job.frozen_base else 6.0
+    return min(flops.gemm, per_weight * arch.vocab * arch.hidden)
 
 
 def compute_time(job: Job, lay: Layout, device: Device, eff: Efficiency) -> float:
