@@ -10,6 +10,9 @@ carries ``key=value`` tokens (``ISL/OSL=``, ``mode=``, ``qps=``, ``EP=``, ``spec
   mean latencies); ``online-low-load`` at the concurrency Little's law gives for its
   request rate (c = qps x (TTFT + OSL x TPOT), solved as a fixed point); ``static-batch``
   (``conc=`` sequences prefilled together, then decoded to the end) as a closed burst;
+  an offline run whose request count the source states (the performance overview's
+  dataset table, ``PERF_OVERVIEW_REQUESTS``) as that finite run, tail wave included
+  (``run_point``);
 * **metric**: output tokens/s of the whole measured system (replicas = GPUs / (TP x PP)),
   or TPOT / TTFT in ms at that operating point;
 * **layout**: the row's TP and PP (and ``attnDP=on``: attention data-parallel over the TP
@@ -70,6 +73,16 @@ MLPERF_DATASETS = {"mlperf-llama2-70b": 294.0}
 Llama 2 70B (OpenOrca, 24,576 samples): 294 tokens per MLCommons' description of the task
 [R: recalled, not re-read here]. The Mixtral mix (OpenOrca + GSM8K + MBXP) has no published
 mean here, so its rows are not scored."""
+PERF_OVERVIEW_REQUESTS = {
+    (128, 128): 30000, (128, 2048): 3000, (128, 4096): 1500, (1000, 2000): 1500,
+    (2048, 128): 3000, (2048, 2048): 1500, (5000, 500): 1500, (1000, 1000): 3000,
+    (500, 2000): 3000, (20000, 2000): 1000,
+}
+"""``$num_requests`` per (ISL, OSL) of the TensorRT-LLM performance overview's datasets
+(its "Preparing a Dataset" table; the same figures in the v0.17 edition, commit 258c7540,
+and the v1.0 one, commit 00f37686, which adds 1000/2000). trtllm-bench reports
+``total_output_tokens / total_latency`` over the whole run
+(``bench/dataclasses/statistics.py``, ``token_throughput_ns``), so the run's tail counts."""
 SLO = {"server-slo": (2000.0, 200.0)}
 """(TTFT ms, TPOT ms) of a mode with a latency constraint."""
 
@@ -88,6 +101,8 @@ class ServingSetup:
     qps: float | None = None
     concurrency: int | None = None
     """Requests the benchmark keeps in flight (``conc=n``, or "all N requests at once")."""
+    requests: int | None = None
+    """Requests in the whole offline run, where the source states them (``run_point``)."""
 
 
 def _token(method: str, key: str) -> str | None:
@@ -214,6 +229,13 @@ def _concurrency(row: dict[str, str]) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _requests(row: dict[str, str], isl: int, osl: float, mode: str) -> int | None:
+    """The offline run's request count: the performance overview's dataset table."""
+    if mode != "offline-max-throughput" or "perf-overview.md" not in row["url"]:
+        return None
+    return PERF_OVERVIEW_REQUESTS.get((isl, round(osl)))
+
+
 def _group_tags(job: InferenceJob, lay: Layout, mode: str, metric: str) -> tuple[str, ...]:
     tags = ["inference MoE serving" if job.moe else f"inference dense TP{lay.tp}"]
     if metric != "out_tok_s" or mode == "online-low-load":
@@ -251,7 +273,7 @@ def inference_case(row: dict[str, str], catalog: Catalog) -> Case:
     qps = _token(row["method"], "qps")
     setup = ServingSetup(lay, max(1, gpus // lay.gpus), mode,
                          float(qps) if qps and qps.upper() != "INF" else None,
-                         _concurrency(row))
+                         _concurrency(row), _requests(row, isl, osl, mode))
     tags = _tags(row) + _group_tags(job, lay, mode, metric)
     return Case(row["id"], row["model"], row["method"], gpus, metric, float(row["value"]),
                 device, node, source=normalise_source(row["source"]), group=row["category"],
@@ -285,6 +307,24 @@ def burst_point(case: Case, n: int, eff: Efficiency) -> Point:
     return Point(n, n * job.output_tokens / total, decode, prefill / 2)
 
 
+def run_point(case: Case, batch: int, requests: int, eff: Efficiency) -> Point:
+    """An offline run of ``requests`` uniform requests with ``batch`` slots, timed from the
+    first request to the last (trtllm-bench's throughput): the requests go through in
+    waves, ``requests // batch`` full ones at the steady-state cycle and a last one of the
+    remainder at its own (smaller) batch. All requests have the same lengths, so a wave's
+    requests start and finish together and a freed slot is not refilled before the queue
+    runs dry. Throughput = requests x OSL / (sum over waves of OSL x cycle(wave batch))."""
+    job, setup = case.inference, case.serving
+    assert job is not None and isinstance(setup, ServingSetup)
+    lay, dev, node = setup.layout, case.device, case.node
+    full, rest = divmod(requests, batch)
+    top = loaded_point(job, lay, batch, dev, node, eff)
+    seconds = full * job.output_tokens * top.tpot_s
+    if rest:
+        seconds += job.output_tokens * loaded_point(job, lay, rest, dev, node, eff).tpot_s
+    return Point(top.batch, requests * job.output_tokens / seconds, top.tpot_s, top.ttft_s)
+
+
 def point(case: Case, eff: Efficiency) -> tuple[Point, int]:
     """The row's operating point, and the batch limit the KV cache sets."""
     job, setup = case.inference, case.serving
@@ -304,6 +344,8 @@ def point(case: Case, eff: Efficiency) -> tuple[Point, int]:
     if job.has_slo:
         batch = max(1, slo_batch(job, lay, limit, dev, node, eff))
         return loaded_point(job, lay, batch, dev, node, eff), limit
+    if setup.requests:
+        return run_point(case, limit, setup.requests, eff), limit
     return loaded_point(job, lay, limit, dev, node, eff), limit
 
 
