@@ -122,7 +122,7 @@ def ibnl_definitions(plan: ClusterPlan) -> dict[str, str]:
 
 def emit_fabric(plan: ClusterPlan) -> list[OutFile]:
     """The hand-off files; none when the plan has no InfiniBand fabric."""
-    if not ib_links(plan):
+    if not any(lk.network == "compute" for lk in plan.links):  # stops at the first
         return []
     base = f"reports/{plan.name}/fabric"
     return [
