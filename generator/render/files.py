@@ -9,8 +9,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from generator.render import fastyaml
