@@ -221,6 +221,14 @@ def plan_end_to_end(nodes: int, workdir: Path) -> tuple[float, float]:
 def podplan_cli(*args: str, ok: tuple[int, ...] = (0,)) -> tuple[float, float]:
     """(wall, CPU) seconds of one ``podplan ARGS`` command, interpreter start and imports
     included (a child process; CPU = its user + system time)."""
+    wall, user, system = podplan_cli_times(*args, ok=ok)
+    return wall, user + system
+
+
+def podplan_cli_times(*args: str, ok: tuple[int, ...] = (0,)) -> tuple[float, float, float]:
+    """(wall, user CPU, system CPU) seconds of one ``podplan ARGS`` command. System time is
+    mostly the kernel creating and writing files, which a shared disk makes vary
+    several-fold from run to run: the rows show it apart."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     r = subprocess.run([sys.executable, "-c", "from generator.cli import main; main()", *args],
@@ -228,8 +236,7 @@ def podplan_cli(*args: str, ok: tuple[int, ...] = (0,)) -> tuple[float, float]:
     wall = time.perf_counter() - start
     assert r.returncode in ok, f"podplan {' '.join(args)}: exit {r.returncode}"
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
+    return wall, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
 
 
 PLAN_IMPORTS = {
@@ -257,10 +264,11 @@ def import_timings() -> list[Timing]:
     return rows
 
 
-def plan_cli(nodes: int, workdir: Path) -> tuple[float, float]:
-    """(wall, CPU) seconds of the ``podplan plan`` command writing ``nodes`` nodes."""
+def plan_cli(nodes: int, workdir: Path, suffix: str = "") -> tuple[float, float, float]:
+    """(wall, user, system) seconds of the ``podplan plan`` command writing ``nodes`` nodes
+    into ``cli-<nodes><suffix>`` (a new directory, or the tree and plan lock a run left)."""
     spec = _bench_spec(nodes, workdir)
-    return podplan_cli("plan", str(spec), "--out", str(workdir / f"cli-{nodes}"))
+    return podplan_cli_times("plan", str(spec), "--out", str(workdir / f"cli-{nodes}{suffix}"))
 
 
 VERSION_TARGET_S = 0.25
@@ -288,10 +296,33 @@ def regeneration_timings(nodes: int, workdir: Path) -> list[Timing]:
     return rows
 
 
+def _cli_row(what: str, runs: list[tuple[float, float, float]], target: float | None) -> Timing:
+    cpus = sorted(u + s for _, u, s in runs)
+    return Timing(what, statistics.median(cpus),
+                  f"CPU s (user + system), median of {len(runs)} ({cpus[0]:.2f}-{cpus[-1]:.2f}; "
+                  f"user median {statistics.median(u for _, u, _ in runs):.2f}, system "
+                  f"{statistics.median(s for _, _, s in runs):.2f}; wall median "
+                  f"{statistics.median(w for w, _, _ in runs):.2f} s)", target)
+
+
+def plan_cli_timings(nodes: int, workdir: Path) -> list[Timing]:
+    """``podplan plan`` as a command at ``nodes`` nodes, in CPU seconds (median of ``RUNS``,
+    as the sweeps: the machine is shared), twice: into a new output directory, then re-run
+    on that tree, which reads back its plan lock (``reports/<name>/plan.lock.yaml``: every
+    device keeps its name, address, slot and cable) and finds every file up to date.
+    The first is the target's row."""
+    fresh = [plan_cli(nodes, workdir, f"-{k}" if k else "") for k in range(RUNS)]
+    again = [plan_cli(nodes, workdir) for _ in range(RUNS)]
+    return [
+        _cli_row(f"podplan plan command (new process), {nodes:,} nodes", fresh, PLAN_TARGET_S),
+        _cli_row(f"  the same, re-run against its plan lock, {nodes:,} nodes", again, None),
+    ]
+
+
 def plan_timings() -> list[Timing]:
-    """``podplan plan`` in-process at 8, 128 and 2,048 nodes and as a command at 2,048 (best
-    of three by wall time; its CPU time shows how much of the wall time was the machine's
-    other load)."""
+    """``podplan plan`` in-process at 8, 128 and 2,048 nodes (best of three by wall time; its
+    CPU time shows how much of the wall time was the machine's other load) and as a command
+    at 2,048 (``plan_cli_timings``)."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         plan_end_to_end(8, Path(tmp))  # warm the catalog and imports outside the timing
@@ -307,15 +338,7 @@ def plan_timings() -> list[Timing]:
                 )
             )
         nodes = max(PLAN_NODES)
-        wall, cpu = min(plan_cli(nodes, Path(tmp)) for _ in range(REPEAT))
-        rows.append(
-            Timing(
-                f"podplan plan command (new process), {nodes:,} nodes",
-                wall,
-                f"best of {REPEAT}; {cpu:.2f} s CPU (user + system)",
-                PLAN_TARGET_S,
-            )
-        )
+        rows += plan_cli_timings(nodes, Path(tmp))
         rows += import_timings()
         rows += regeneration_timings(nodes, Path(tmp))
     return rows

@@ -285,5 +285,15 @@ def calibrate(report: Path, out_file: Path | None, allow_failed: bool) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console-script entry point: exits 0 ok, 2 user error, 1 internal error (a bug)."""
-    sys.exit(console.run(cli, argv))
+    """Console-script entry point: exits 0 ok, 2 user error, 1 internal error (a bug).
+
+    The command runs with the cycle collector paused (its objects, imports included, are
+    acyclic or live to the end; collections only cost time) and skips the collections of
+    the interpreter's exit (``gcpause``).
+    """
+    from generator.gcpause import gc_paused, spare_exit_collection
+
+    spare_exit_collection()
+    with gc_paused():
+        code = console.run(cli, argv)
+    sys.exit(code)

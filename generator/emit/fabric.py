@@ -41,15 +41,16 @@ def _hca_number(port: str) -> str:
 
 
 def p2p_csv(plan: ClusterPlan) -> str:
-    where = {n.name: (n.rack, n.u) for n in plan.nodes}
-    where.update({s.name: (s.rack, s.u) for s in plan.switches})
+    # (rack, U) as text once per device, not twice per cable
+    where = {n.name: (n.rack, str(n.u)) for n in plan.nodes}
+    where.update({s.name: (s.rack, str(s.u)) for s in plan.switches})
     switches = {s.name for s in plan.switches}
     rows: list[list[str]] = []
     for lk in ib_links(plan):
         ra, ua = where[lk.a]
         rb, ub = where[lk.b]
         ap = lk.a_port if lk.a in switches else _hca_number(lk.a_port)
-        rows.append([ra, str(ua), lk.a, ap, rb, str(ub), lk.b, lk.b_port])
+        rows.append([ra, ua, lk.a, ap, rb, ub, lk.b, lk.b_port])
     return commented_header(plan.spec_file) + csv_text(P2P_COLUMNS, rows)
 
 
@@ -121,7 +122,7 @@ def ibnl_definitions(plan: ClusterPlan) -> dict[str, str]:
 
 def emit_fabric(plan: ClusterPlan) -> list[OutFile]:
     """The hand-off files; none when the plan has no InfiniBand fabric."""
-    if not ib_links(plan):
+    if not any(lk.network == "compute" for lk in plan.links):  # stops at the first
         return []
     base = f"reports/{plan.name}/fabric"
     return [

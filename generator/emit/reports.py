@@ -163,7 +163,7 @@ def _with_provenance(columns: list[str], rows: list[list[str]], spec_file: str) 
     """Plain CSV (``csv.DictReader`` reads it as is) with the provenance in two last columns,
     ``generated_by`` and ``regenerate``, on every row (the convention of bom.csv)."""
     made = provenance_values(spec_file)
-    return csv_text([*columns, *PROVENANCE_COLUMNS], [[*row, *made] for row in rows])
+    return csv_text([*columns, *PROVENANCE_COLUMNS], rows, tail=made)
 
 
 def cabling_csv(plan: ClusterPlan) -> str:

@@ -34,6 +34,7 @@ import stat
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from generator.errors import PodplanError
@@ -107,8 +108,9 @@ class _Journal:
         return self.out_dir / f".podplan-journal-{self.token}.{state}.json"
 
     def side(self, op: _Op, suffix: str) -> Path:
-        p = PurePosixPath(op.path)
-        return self.out_dir / p.parent / f".podplan-{self.token}-{p.name}.{suffix}"
+        # string split, not PurePosixPath: three of these per file, 2,000 host_vars files
+        head, _, name = op.path.rpartition("/")
+        return self.out_dir / head / f".podplan-{self.token}-{name}.{suffix}"
 
     def create(self) -> None:
         """Write the journal in state ``staging`` (via a temporary name: never half-written)."""
@@ -163,8 +165,9 @@ class _Dirs:
         return found
 
     def parents(self, path: str) -> list[str]:
-        """``path``'s directories below ``out_dir``, outermost first."""
-        return [str(p) for p in reversed(PurePosixPath(path).parents) if str(p) != "."]
+        """``path``'s directories below ``out_dir``, outermost first (worked out once per
+        directory: 2,000 host_vars share one)."""
+        return _parents(path.rpartition("/")[0])
 
     def blocker(self, path: str) -> str | None:
         for parent in self.parents(path):
@@ -181,6 +184,16 @@ class _Dirs:
                 if parent not in out and self.kind(parent) == "missing":
                     out[parent] = None
         return list(out)
+
+
+@lru_cache(maxsize=1024)
+def _parents(directory: str) -> list[str]:
+    """``directory`` and its ancestors, outermost first (``""``: none). Callers do not
+    change the list."""
+    if not directory:
+        return []
+    p = PurePosixPath(directory)
+    return [*(str(q) for q in reversed(p.parents) if str(q) != "."), str(p)]
 
 
 def _check(dirs: _Dirs, path: str, remove: bool) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 
+import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from generator.gcpause import gc_paused
@@ -68,3 +69,22 @@ def test_gc_is_paused_and_restored() -> None:
     with gc_paused():
         assert not gc.isenabled()
     assert gc.isenabled()
+
+
+def test_a_command_runs_with_the_collector_paused_and_gives_it_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``main`` pauses the cycle collector for the command; an in-process caller (the CLI
+    tests) gets it back enabled, as it was."""
+    from generator import cli, console
+
+    seen: list[bool] = []
+
+    def run(command: object, argv: object) -> int:
+        seen.append(gc.isenabled())
+        return 0
+
+    monkeypatch.setattr(console, "run", run)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["--version"])
+    assert (exit_.value.code, seen, gc.isenabled()) == (0, [False], True)

@@ -68,9 +68,13 @@ def twin_cages(links: list[RawLink], names: _CageNames) -> dict[CageKey, list[En
     """Every twin-port cage with two links: QM9790 ``<cage>/<port>`` ports, and node ports
     ``mlx5_<r>`` in a twin-port adapter cage."""
     cages: dict[CageKey, list[End]] = defaultdict(list)
-    for lk in links:
-        for key, end in names.of(lk):
-            cages[key].append((lk, end))
+    for lk in links:  # ``names.of`` unrolled: 60,000 links at 2,048 nodes
+        a = names(lk.a_port, lk.a_cage)
+        if a is not None:
+            cages[(lk.a, a)].append((lk, 0))
+        b = names(lk.b_port, lk.b_cage)
+        if b is not None:
+            cages[(lk.b, b)].append((lk, 1))
     return {k: v for k, v in cages.items() if len(v) > 1}
 
 
