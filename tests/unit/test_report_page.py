@@ -127,3 +127,15 @@ def test_a_single_node_says_it_has_no_gpu_fabric() -> None:
     assert ("Ethernet and out-of-band only; no GPU fabric (one node: its GPUs talk over "
             "NVLink)") in html
     assert "0-tier" not in html
+
+
+def test_fact_tables_label_every_field_in_words_with_units() -> None:
+    # the storage table read 'read gbps: Aggregate read, GB/s' and 'drive tb': field names,
+    # and 'gbps' reads as gigabits to a purchaser while the figures are gigabytes per second
+    plan, _ = _plan("dell-8node-config1")
+    for model in (plan.storage, plan.power, plan.network, plan.reliability):
+        labels = [row[0].text for row in facts_table("f", "x", model).rows]
+        assert labels and all("_" not in x and "gbps" not in x for x in labels), labels
+        assert all(x[0].isupper() for x in labels), labels
+    storage = [row[0].text for row in facts_table("f", "x", plan.storage).rows]
+    assert "Aggregate read (GB/s, planning estimate)" in storage
