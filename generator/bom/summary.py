@@ -59,6 +59,7 @@ def summary(
             "spine_to_core_links": f.spine_to_core_links,
             "leaf_to_leaf_links": f.leaf_to_leaf_links,
             "subnet_manager": f.subnet_manager,
+            **({"none_because": f.absent_because} if f.absent_because else {}),
         },
         "storage": {
             "model": st.model.replace("powerscale-", "").upper(),

@@ -133,6 +133,18 @@ def _per_run(s: dict[str, Any], usd: float | None) -> str:
     return "n/a" if _serving_only(s) else _usd(usd)
 
 
+def _nodes(n: int) -> str:
+    return "1 node" if n == 1 else f"{n} nodes"
+
+
+def _fabric_text(f: dict[str, Any]) -> str:
+    """'none, 0 tier(s), 0 leaf / 0 spine / 0 core' told purchasing nothing: say why."""
+    if not f["tiers"]:
+        return f"none ({f.get('none_because') or 'no east-west NICs'})"
+    return (f"{f['switch_model']}, {f['tiers']} tier(s), {f['leaf_switches']} leaf / "
+            f"{f['spine_switches']} spine / {f['core_switches']} core")
+
+
 def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -143,10 +155,9 @@ def to_markdown(bom: BillOfMaterials) -> str:
     out = [f"<!--\n{head}-->", f"# Bill of materials: {bom.name}", ""]
     f, st = s["fabric"], s["storage"]
     out += [
-        f"- Compute: {s['compute_nodes']} nodes + {s['spare_nodes']} spare, {s['gpus']} GPUs, "
+        f"- Compute: {_nodes(s['compute_nodes'])} + {s['spare_nodes']} spare, {s['gpus']} GPUs, "
         f"{s['east_west_nics']} GPU-fabric NICs",
-        f"- Fabric: {f['switch_model']}, {f['tiers']} tier(s), {f['leaf_switches']} leaf / "
-        f"{f['spine_switches']} spine / {f['core_switches']} core",
+        f"- Fabric: {_fabric_text(f)}",
         f"- Storage: {st['model']} x {st['nodes']}, {st['usable_tb']:g} TB usable, "
         f"{st['write_gbps']:g} GB/s write (estimate)",
         f"- In-band management: {_inband_text(s)}",

@@ -67,8 +67,7 @@ def _cloud_cards(bom: BillOfMaterials) -> list[Card]:
 def _fabric_text(plan: ClusterPlan) -> str:
     f = plan.fabric
     if not f.tiers:  # "0-tier none fabric, 0/0/0 leaf/spine/core" said nothing
-        why = ("one node: its GPUs talk over NVLink" if len(plan.nodes_with_role("compute")) == 1
-               else "no east-west NICs")
+        why = f.absent_because or "no east-west NICs"
         return f"Ethernet and out-of-band only; no GPU fabric ({why})"
     return (f"{f.tiers}-tier {f.switch_model} fabric, {f.leaf_switches}/{f.spine_switches}/"
             f"{f.core_switches} leaf/spine/core")
