@@ -238,3 +238,14 @@ def test_new_storage_racks_hold_room_for_their_leaf_pair() -> None:
     assert max(lk.length_m for lk in grown.links if lk.network == "frontend") <= 30
     again = plan(320, relock(grown), facility=floor, storage={"dataset_tb": 30000})
     assert lock_text(again) == lock_text(grown)
+
+
+def test_a_fabric_that_changes_shape_names_every_device_re_cabled() -> None:
+    # 16 -> 20 nodes on 4 rails: the two collapsed leaves give way to rail leaves and spines;
+    # the notes named the switches that go but not that all 16 nodes' fabric cables move
+    hw = {"east_west_nics_per_node": 4}
+    one = plan(16, hardware=hw)
+    two = plan(20, relock(one), hardware=hw)
+    note = next(n for n in two.notes if "cable(s) that ended on the removed" in n)
+    assert "removed ib-leaf-[01-02]" in note and "gpu[001-016]" in note
+    assert note.startswith(f"{16 * 4 + 4} cable(s)")  # 64 node cables, 2 UFM, 2 OOB

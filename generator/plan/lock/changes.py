@@ -239,15 +239,42 @@ def _cable_notes(
             by_device.setdefault(b, []).append(b_port)
             if a in now and now[a].role not in ("compute", "spare", "head", "mgmt", "login"):
                 by_device.setdefault(a, []).append(a_port)
+    out = _moved_off_removed(lost, here, lock, links)
     if not count:
-        return []
+        return out
     parts = [
         f"{dev} {_port_runs(ports, port_order(dev))}"
         for dev, ports in sorted(by_device.items(), key=lambda x: natural(x[0]))
     ]
     return [
         f"{count} cable(s) between devices that stay are re-cabled for the new design; the "
-        f"ports they leave (cabling.csv has their new ends): {'; '.join(parts)}."
+        f"ports they leave (cabling.csv has their new ends): {'; '.join(parts)}.",
+        *out,
+    ]
+
+
+def _moved_off_removed(
+    lost: set[tuple[str, str, str, str]], here: set[str], lock: Lock, links: list[Link]
+) -> list[str]:
+    """Cables from a device that stays to one the new design removes (a 1-tier fabric's
+    leaves when it grows into rail leaves and spines): the note listed the removed switches
+    but not that every node's fabric cable moves, which is a maintenance window."""
+    used = {(lk.a, lk.a_port) for lk in links} | {(lk.b, lk.b_port) for lk in links}
+    removed: set[str] = set()
+    moved: set[str] = set()
+    count = 0
+    for a, a_port, b, b_port in lost:
+        for mine, port, other in ((a, a_port, b), (b, b_port, a)):
+            gone = other in lock.devices and other not in here
+            if gone and mine in here and (mine, port) in used:
+                removed.add(other)
+                moved.add(mine)
+                count += 1
+    if not count:
+        return []
+    return [
+        f"{count} cable(s) that ended on the removed {hostlist(removed)} move to the new "
+        f"design's ports: {hostlist(moved)} are re-cabled (cabling.csv has the new ends)."
     ]
 
 
