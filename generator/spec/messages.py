@@ -273,12 +273,28 @@ def _kind_problem(loc: Loc, data: Any, line_of: LineOf) -> Problem:
                    allowed=", ".join(known), hint=hint)
 
 
+# Hugging Face config.json names (and a few other common spellings) of inline-architecture
+# fields: spelling distance sent 'activation' to 'attention' and 'intermediate_size' nowhere
+KEY_SYNONYMS = {
+    "activation": "mlp", "hidden_act": "mlp", "act_fn": "mlp", "mlp_type": "mlp",
+    "ffn_type": "mlp", "num_hidden_layers": "layers", "num_layers": "layers",
+    "n_layers": "layers", "num_attention_heads": "attention_heads",
+    "n_heads": "attention_heads", "num_key_value_heads": "kv_heads",
+    "n_kv_heads": "kv_heads", "intermediate_size": "ffn_hidden_size",
+    "ffn_dim": "ffn_hidden_size", "d_model": "hidden_size", "n_embd": "hidden_size",
+    "num_local_experts": "experts", "n_routed_experts": "experts", "num_experts": "experts",
+    "num_experts_per_tok": "top_k", "tie_word_embeddings": "tied_embeddings",
+    "moe_intermediate_size": "ffn_hidden_size",
+}
+
+
 def _unknown_key(loc: Loc, data: Any, root: type[BaseModel], line: int | None) -> Problem:
     key = str(loc[-1])
     parent = model_at(loc[:-1], data, root)
     allowed = list(parent.model_fields) if parent else []
-    hint = did_you_mean(key, _missing_required(parent, loc[:-1], data)) or did_you_mean(
-        key, allowed)
+    meant = KEY_SYNONYMS.get(key.lower())
+    hint = (f"did you mean '{meant}'?" if meant in allowed else None) or did_you_mean(
+        key, _missing_required(parent, loc[:-1], data)) or did_you_mean(key, allowed)
     return Problem(path=format_path(loc), message=f"unknown key '{key}'", line=line,
                    allowed=", ".join(allowed) or None, hint=hint)
 
