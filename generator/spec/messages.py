@@ -62,6 +62,10 @@ def did_you_mean(word: str, choices: list[str]) -> str | None:
     match = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     if not match:
         match = [c for c in choices if c.endswith("_" + word)][:1]
+    if not match:  # 'h100' for the catalog's h100-nvl-94gb, h100-pcie-80gb, h100-sxm-80gb
+        match = [c for c in choices if c.lower().startswith(word.lower() + "-")]
+        if len(match) > 1:
+            return "did you mean one of " + ", ".join(f"'{c}'" for c in match) + "?"
     return f"did you mean '{match[0]}'?" if match else None
 
 

@@ -162,3 +162,13 @@ def test_hugging_face_config_names_suggest_the_spec_field(key: str, meant: str) 
         validate_data(_inline(model), "s.yaml", {})
     hints = [p.hint for p in exc.value.problems if p.path.endswith(key)]
     assert hints == [f"did you mean '{meant}'?"]
+
+
+def test_a_short_catalog_id_suggests_the_ids_it_starts() -> None:
+    # 'gpu: h100' and 'gpu: h200' were refused with no hint at all
+    from generator.spec.messages import did_you_mean
+
+    gpus = ["a100-sxm-80gb", "h100-nvl-94gb", "h100-pcie-80gb", "h100-sxm-80gb", "h200-sxm-141gb"]
+    assert did_you_mean("h200", gpus) == "did you mean 'h200-sxm-141gb'?"
+    assert did_you_mean("H100", gpus) == (
+        "did you mean one of 'h100-nvl-94gb', 'h100-pcie-80gb', 'h100-sxm-80gb'?")
