@@ -206,6 +206,22 @@ class Outputs:
     manifest: str
     name: str
     messages: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """For stderr: the planned cluster does not run every workload (``podplan size`` says
+    why); ``validate`` said 'ok' and ``plan`` wrote the tree without a word."""
+
+
+def fit_warnings(sizing: SizingResult, spec_file: str) -> list[str]:
+    """One line when some workload does not fit the cluster the plan is for."""
+    if sizing.fits:
+        return []
+    names = [w.name for w in sizing.workloads if not w.fits]
+    short = [n for n in sizing.notes if "cluster has" in n]  # the fixed hardware.gpus
+    what = (f"workload(s) {', '.join(names)} do not fit on this cluster" if names
+            else "the workloads do not fit on this cluster")
+    why = f" ({'; '.join(short)})" if short else f" ({sizing.gpus} GPUs)"
+    return [f"{what}{why}; the files describe it anyway. `podplan size {spec_file}` says why "
+            "and what would fit"]
 
 
 def bill_of_materials(loaded: LoadedSpec, cluster: ClusterPlan, catalog: Catalog | None = None):  # type: ignore[no-untyped-def]
@@ -251,4 +267,5 @@ def _outputs(
     files.append(build_manifest(cluster.spec_file, manifest, files))
     before = held.lock.changes if held.lock else []
     news = list(cluster.identity_changes) if cluster.identity_changes != before else []
-    return Outputs(files=sorted(files), manifest=manifest, name=cluster.name, messages=news)
+    return Outputs(files=sorted(files), manifest=manifest, name=cluster.name, messages=news,
+                   warnings=fit_warnings(cluster.sizing, loaded.path))
