@@ -139,3 +139,19 @@ def test_fact_tables_label_every_field_in_words_with_units() -> None:
         assert all(x[0].isupper() for x in labels), labels
     storage = [row[0].text for row in facts_table("f", "x", plan.storage).rows]
     assert "Aggregate read (GB/s, planning estimate)" in storage
+
+
+def test_training_seed_and_time_band_read_as_podplan_size_words_them() -> None:
+    """'39 GPUs, 58.7 h' read as 39 GPUs taking 58.7 h (the hours are on the plan's GPUs,
+    the count is the A100s the deadline needs); the time card put the band after the
+    interruptions."""
+    from generator.sizing import format_table
+
+    plan, _ = _plan("llama2-70b-lora")
+    html = _html("llama2-70b-lora")
+    (t,) = plan.sizing.training
+    assert t.seed is not None and t.seed.gpus is not None
+    size_line = next(x for x in format_table(plan.sizing).splitlines() if "seed rule" in x)
+    assert f"on {t.gpus} GPUs; {t.seed.gpus:,.0f} A100s for the deadline" in size_line
+    assert f" on {t.gpus} GPUs; {t.seed.gpus:,.0f} A100s for the deadline; seed rule" in html
+    assert re.search(r"compute [^<]*\(−[^<]*similar measurements\), goodput", html)

@@ -38,8 +38,10 @@ def _time_card(plan: ClusterPlan) -> Card | None:
         return None
     rel = plan.reliability
     band = uncertainty_text(training[0]) if len(training) == 1 else ""
-    detail = (f"compute {hours(rel.compute_hours)}, goodput {rel.goodput:.1%}, "
-              f"{rel.expected_interruptions:.3g} expected interruptions{band}")
+    # the band belongs to the time: after the interruptions it read as theirs
+    n = rel.expected_interruptions
+    detail = (f"compute {hours(rel.compute_hours)}{band}, goodput {rel.goodput:.1%}, "
+              f"{f'{n:.3g}' if n >= 0.001 else 'under 0.001'} expected interruptions")
     return Card("Run time (wall-clock)", hours(rel.wallclock_hours), detail, "wallclock_hours",
                 rel.wallclock_hours)
 
