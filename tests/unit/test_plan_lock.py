@@ -249,3 +249,23 @@ def test_a_fabric_that_changes_shape_names_every_device_re_cabled() -> None:
     note = next(n for n in two.notes if "cable(s) that ended on the removed" in n)
     assert "removed ib-leaf-[01-02]" in note and "gpu[001-016]" in note
     assert note.startswith(f"{16 * 4 + 4} cable(s)")  # 64 node cables, 2 UFM, 2 OOB
+
+
+def test_a_new_gpu_on_a_built_cluster_is_said_and_an_old_lock_still_reads() -> None:
+    # hardware.gpu h100 -> h200 kept every identity and so said nothing at all, while the
+    # BOM bought every GPU server again and Slurm's GRES type changed
+    from generator.plan.lock.read import parse_lock
+
+    one = plan(2)
+    text = lock_text(one)
+    assert "\ngpu: h100-sxm-80gb\n" in text
+    two = plan(2, relock(one), hardware={"gpu": "h200-sxm-141gb"})
+    note = next(n for n in two.notes if "hardware.gpu" in n)
+    assert note.endswith("hardware.gpu h100-sxm-80gb -> h200-sxm-141gb: gpu[001-002] keep their "
+                         "names, addresses, slots and cables but are h200-sxm-141gb servers now; "
+                         "the BOM buys 2 and reuses none of the h100-sxm-80gb ones; Slurm's GPU "
+                         "type changes (--gres=gpu:h100:N becomes --gres=gpu:h200:N).")
+    old = parse_lock(text.replace("\ngpu: h100-sxm-80gb\n", "\n"), "reports/grow/plan.lock.yaml")
+    assert old.gpu == "" and old.devices.keys() == relock(one).devices.keys()
+    h200 = plan(2, old, hardware={"gpu": "h200-sxm-141gb"})
+    assert not any("hardware.gpu" in n for n in h200.notes)

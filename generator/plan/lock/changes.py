@@ -113,6 +113,7 @@ def compare(
     racks: list[Rack],
     network: NetworkPlan,
     port_order: Callable[[str], dict[str, int]],
+    gpu: GpuChange | None = None,
 ) -> Outcome:
     """Check ``lock`` against the new plan; raise on moved identities, note the rest."""
     _check_identities(lock, now)
@@ -127,7 +128,7 @@ def compare(
             for n, a in sorted(retired.items(), key=lambda x: natural(x[0]))
         ],
     )
-    notes = _device_notes(lock, now, removed)
+    notes = _device_notes(lock, now, removed) + (_gpu_note(lock, now, gpu) if gpu else [])
     notes += _cable_notes(lock, now, links, racks, port_order)
     notes += _network_notes(lock, network)
     standing = {x.name for x in racks}
@@ -201,6 +202,33 @@ def _device_notes(lock: Lock, now: dict[str, Now], removed: list[str]) -> list[s
         where = "; ".join(racked)
         notes.append(f"No room for the new models in their old slot (space or power): {where}.")
     return notes + _fabric_note(lock, now)
+
+
+@dataclass(frozen=True)
+class GpuChange:
+    """The locked and the planned GPU (catalog ids, Slurm GRES types) and the GPU nodes."""
+
+    locked: str
+    planned: str
+    nodes: int
+    locked_gres: str
+    planned_gres: str
+
+
+def _gpu_note(lock: Lock, now: dict[str, Now], g: GpuChange) -> list[str]:
+    """hardware.gpu changed on a built cluster: the nodes keep their names and addresses, so
+    nothing else said that every GPU server is bought again and Slurm's GPU type moves."""
+    if not g.locked or g.locked == g.planned:
+        return []
+    kept = [n for n, d in lock.devices.items() if d.role in ("compute", "spare") and n in now]
+    gres = (f"Slurm's GPU type changes (--gres=gpu:{g.locked_gres}:N becomes "
+            f"--gres=gpu:{g.planned_gres}:N)" if g.locked_gres != g.planned_gres
+            else "Slurm's GPU type stays")
+    return [
+        f"hardware.gpu {g.locked} -> {g.planned}: {hostlist(kept) or 'no built node'} keep "
+        f"their names, addresses, slots and cables but are {g.planned} servers now; the BOM "
+        f"buys {g.nodes} and reuses none of the {g.locked} ones; {gres}."
+    ]
 
 
 _TIER = {"compute-leaf": 1, "compute-spine": 2, "compute-core": 3}
