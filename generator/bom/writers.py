@@ -134,7 +134,18 @@ def _per_run(s: dict[str, Any], usd: float | None) -> str:
 
 
 def _nodes(n: int) -> str:
-    return "1 node" if n == 1 else f"{n} nodes"
+    return "1 node" if n == 1 else f"{n:,} nodes"
+
+
+def _compute_text(s: dict[str, Any]) -> str:
+    """Counts as the BOM lines give them: the spares' GPUs and NICs are on those lines too."""
+    spare: dict[str, int] = s.get("in_spares") or {}
+
+    def extra(key: str) -> str:
+        return f" (+{spare[key]:,} in the spares)" if spare.get(key) else ""
+
+    return (f"{_nodes(s['compute_nodes'])} + {s['spare_nodes']:,} spare, {s['gpus']:,} GPUs"
+            f"{extra('gpus')}, {s['east_west_nics']:,} GPU-fabric NICs{extra('east_west_nics')}")
 
 
 def _fabric_text(f: dict[str, Any]) -> str:
@@ -155,8 +166,7 @@ def to_markdown(bom: BillOfMaterials) -> str:
     out = [f"<!--\n{head}-->", f"# Bill of materials: {bom.name}", ""]
     f, st = s["fabric"], s["storage"]
     out += [
-        f"- Compute: {_nodes(s['compute_nodes'])} + {s['spare_nodes']} spare, {s['gpus']} GPUs, "
-        f"{s['east_west_nics']} GPU-fabric NICs",
+        f"- Compute: {_compute_text(s)}",
         f"- Fabric: {_fabric_text(f)}",
         f"- Storage: {st['model']} x {st['nodes']}, {st['usable_tb']:g} TB usable, "
         f"{st['write_gbps']:g} GB/s write (estimate)",

@@ -131,3 +131,23 @@ def test_racks_are_ordered_at_the_height_the_plan_fills(tmp_path: object) -> Non
     bom = pipeline.bill_of_materials(loaded, pipeline.plan(loaded))
     (rack,) = [ln for ln in bom.lines if ln.catalog_id.startswith("rack-")]
     assert (rack.part, rack.unit_usd, bom.unpriced_lines) == ("48U rack", 3400, 0)
+
+
+def test_summary_counts_match_the_lines_that_include_the_spares(tmp_path: object) -> None:
+    """'512 nodes + 8 spare, 4096 GPUs, 2048 GPU-fabric NICs' sat above a NIC line of 2,080:
+    the lines buy the spares' NICs too."""
+    from pathlib import Path
+
+    from generator import pipeline
+
+    d = Path(str(tmp_path))
+    (d / "spare.yaml").write_text(
+        "name: spare\nworkloads:\n  - {name: ft, kind: lora, model: llama2-7b, steps: 10}\n"
+        "hardware: {server: xe9680, gpu: h100-sxm-80gb, gpus: 16, hot_spares: 1, "
+        "east_west_nics_per_node: 4}\n", encoding="utf-8")
+    loaded = pipeline.load_checked(str(d / "spare.yaml"))
+    bom = pipeline.bill_of_materials(loaded, pipeline.plan(loaded))
+    (nic,) = [ln for ln in bom.lines if ln.catalog_id == "cx7-osfp-1x400"]
+    assert nic.quantity == 12
+    assert ("- Compute: 2 nodes + 1 spare, 16 GPUs (+8 in the spares), 8 GPU-fabric NICs "
+            "(+4 in the spares)\n") in format_bom(bom, "md")
