@@ -55,7 +55,7 @@ def estimate_inference(
     b = table.band(regime)
     notes = _inference_notes(s.fits, s.weights_bytes, s.layout, node)
     if s.meets_slo is False:
-        notes.append(shortfall(job, s, device.id))
+        notes.append(shortfall(job, s, device.id, node.gpus))
         if hardware is not None:
             notes.append(alternatives(job, device.id, hardware, eff,
                                       {"tp": par.tp, "pp": par.pp, "ep": par.ep}))
