@@ -92,14 +92,17 @@ def _check_size(loaded: LoadedSpec, result: SizingResult) -> None:
         loaded.path, problems)
 
 
-def size(loaded: LoadedSpec, catalog: Catalog | None = None) -> SizingResult:
+def size(
+    loaded: LoadedSpec, catalog: Catalog | None = None, built_drive_tb: float = 0.0
+) -> SizingResult:
     """Size every workload and the cluster, wall-clock included.
 
     Wall-clock needs the checkpoint bandwidth of the storage plan, and the storage plan is
     sized from the sizing (its checkpoints), so the sizing runs twice: once to size the
     storage, once with that storage's bandwidth (which the deadline is judged with). A
     storage that still changes is followed once more; ``plan`` builds its storage from the
-    final sizing, so both report the same wall-clock.
+    final sizing, so both report the same wall-clock (``built_drive_tb``: the plan lock's
+    storage drive size, which ``plan`` keeps).
     """
     from generator.plan.run_env import run_environment
     from generator.sizing import size as size_spec
@@ -108,10 +111,10 @@ def size(loaded: LoadedSpec, catalog: Catalog | None = None) -> SizingResult:
     eff, notes = site_efficiency(loaded)
     with located(loaded):
         result = size_spec(loaded.spec, cat, eff)
-        env = run_environment(loaded.spec, result, cat)
+        env = run_environment(loaded.spec, result, cat, built_drive_tb)
         for _ in range(3):
             result = size_spec(loaded.spec, cat, eff, env=env)
-            settled = run_environment(loaded.spec, result, cat)
+            settled = run_environment(loaded.spec, result, cat, built_drive_tb)
             if settled == env:
                 break
             env = settled
@@ -191,7 +194,7 @@ def plan(
 def _plan(loaded: LoadedSpec, cat: Catalog, held: LockInput) -> ClusterPlan:
     from generator.plan.build import build_plan
 
-    sized = size(loaded, cat)
+    sized = size(loaded, cat, held.lock.storage_drive_tb if held.lock else 0.0)
     with located(loaded):
         return build_plan(loaded.spec, loaded.path, sized, cat, held.lock, held.ignored)
 

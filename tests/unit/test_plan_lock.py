@@ -269,3 +269,16 @@ def test_a_new_gpu_on_a_built_cluster_is_said_and_an_old_lock_still_reads() -> N
     assert old.gpu == "" and old.devices.keys() == relock(one).devices.keys()
     h200 = plan(2, old, hardware={"gpu": "h200-sxm-141gb"})
     assert not any("hardware.gpu" in n for n in h200.notes)
+
+
+def test_more_data_on_built_storage_adds_nodes_with_the_built_drives() -> None:
+    # 10 -> 200 TB priced the 3 built PowerScale nodes again with 15.36 TB drives (every
+    # drive replaced; a node pool takes one drive size) and said nothing
+    one = plan(8, storage={"dataset_tb": 10})
+    assert one.storage.drive_tb == 3.84 and "\nstorage_drive_tb: 3.84\n" in lock_text(one)
+    two = plan(8, relock(one), storage={"dataset_tb": 200})
+    assert two.storage.drive_tb == 3.84 and two.storage.nodes > one.storage.nodes
+    assert two.storage.usable_tb >= 200
+    assert any(n.startswith("Drives kept at 3.84 TB") for n in two.storage.notes)
+    fresh = plan(8, storage={"dataset_tb": 200})
+    assert fresh.storage.drive_tb > 3.84  # a first plan still chooses the drive size

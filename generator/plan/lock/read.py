@@ -103,7 +103,8 @@ def parse_lock(text: str, path: str) -> Lock:
     i = _start(r)
     seen: set[str] = set()
     handlers: dict[str, Callable[[_Reader, int, str, int], int]] = {
-        "lock": _format, "cluster": _cluster, "gpu": _gpu, "changes": _changes,
+        "lock": _format, "cluster": _cluster, "gpu": _gpu, "storage_drive_tb": _drive,
+        "changes": _changes,
         "networks": _networks,
         "rails": _rails, "racks": _racks, "devices": _devices, "cables": _cables,
         "retired": _retired,
@@ -158,12 +159,23 @@ def _format(r: _Reader, i: int, value: str, n: int) -> int:
     return i + 1
 
 
-OPTIONAL = ("gpu",)
+OPTIONAL = ("gpu", "storage_drive_tb")
 """Sections a lock written by an older podplan lacks."""
 
 
 def _gpu(r: _Reader, i: int, value: str, n: int) -> int:
     r.lock.gpu = r.token(value, i + 1, "gpu")
+    return i + 1
+
+
+def _drive(r: _Reader, i: int, value: str, n: int) -> int:
+    try:
+        tb = float(value)
+    except ValueError:
+        tb = -1.0
+    if not 0 < tb < 1000:
+        r.fail(i + 1, "storage_drive_tb", f"{value!r} is not a drive size in TB")
+    r.lock.storage_drive_tb = tb
     return i + 1
 
 
