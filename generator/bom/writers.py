@@ -40,6 +40,17 @@ def _usd(x: float | None) -> str:
     return "n/a" if x is None else f"{x:,.0f}"
 
 
+def money(x: float) -> str:
+    """'4.50', '108', '590,568': cents only where they change a small figure."""
+    return f"{x:,.2f}" if abs(x) < 10_000 and abs(x - round(x)) >= 0.005 else f"{x:,.0f}"
+
+
+def _line_usd(x: float | None) -> str:
+    """A BOM line's unit or extended price: cents where they matter (a $4.50 cable shown as
+    '4' read 24 x 4 = 108 to purchasing)."""
+    return "n/a" if x is None else money(x)
+
+
 def _line_dict(line: BomLine) -> dict[str, Any]:
     return line.model_dump()
 
@@ -184,7 +195,8 @@ def to_markdown(bom: BillOfMaterials) -> str:
     for line in bom.lines:
         out.append(
             f"| {line.category} | {_md_escape(line.part)} | {line.quantity:,} | "
-            f"{_usd(line.unit_usd)} | {_usd(line.extended_usd)} | {_md_escape(line.source)} |"
+            f"{_line_usd(line.unit_usd)} | {_line_usd(line.extended_usd)} | "
+            f"{_md_escape(line.source)} |"
         )
     out += [
         "",
@@ -213,8 +225,8 @@ def to_table(bom: BillOfMaterials) -> str:
                 line.category,
                 part,
                 f"{line.quantity:,}",
-                _usd(line.unit_usd),
-                _usd(line.extended_usd),
+                _line_usd(line.unit_usd),
+                _line_usd(line.extended_usd),
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(5)]

@@ -151,3 +151,20 @@ def test_summary_counts_match_the_lines_that_include_the_spares(tmp_path: object
     assert nic.quantity == 12
     assert ("- Compute: 2 nodes + 1 spare, 16 GPUs (+8 in the spares), 8 GPU-fabric NICs "
             "(+4 in the spares)\n") in format_bom(bom, "md")
+
+
+def test_quantity_times_unit_price_is_the_extended_price_as_printed(
+        bom: BillOfMaterials) -> None:
+    """A $4.50 cable was printed as '4' beside 24 and 108: purchasing checks the arithmetic."""
+    md = format_bom(bom, "md")
+    checked = 0
+    for row in md.splitlines():
+        cells = [c.strip() for c in row.split("|")[1:-1]]
+        if len(cells) != 6 or not cells[2].replace(",", "").isdigit() or cells[3] == "n/a":
+            continue
+        qty, unit, ext = (float(cells[i].replace(",", "")) for i in (2, 3, 4))
+        if ext < 10_000:  # larger figures are whole dollars
+            assert abs(qty * unit - ext) < 0.01, row
+            checked += 1
+    assert checked > 10
+    assert "| 4.50 |" in md or "| 5.50 |" in md
