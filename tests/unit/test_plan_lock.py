@@ -246,9 +246,9 @@ def test_a_fabric_that_changes_shape_names_every_device_re_cabled() -> None:
     hw = {"east_west_nics_per_node": 4}
     one = plan(16, hardware=hw)
     two = plan(20, relock(one), hardware=hw)
-    note = next(n for n in two.notes if "cable(s) that ended on the removed" in n)
-    assert "removed ib-leaf-[01-02]" in note and "gpu[001-016]" in note
-    assert note.startswith(f"{16 * 4 + 4} cable(s)")  # 64 node cables, 2 UFM, 2 OOB
+    note = next(n for n in two.notes if "port(s) cabled to the removed" in n)
+    assert "removed ib-leaf-[01-02] take other cables now, on gpu[001-016]" in note
+    assert note.startswith(f"{16 * 4 + 4} port(s)")  # 64 node ports, 2 UFM, 2 OOB
 
 
 def test_a_new_gpu_on_a_built_cluster_is_said_and_an_old_lock_still_reads() -> None:

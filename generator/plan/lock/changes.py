@@ -301,8 +301,8 @@ def _moved_off_removed(
     if not count:
         return []
     return [
-        f"{count} cable(s) that ended on the removed {hostlist(removed)} move to the new "
-        f"design's ports: {hostlist(moved)} are re-cabled (cabling.csv has the new ends)."
+        f"{count} port(s) cabled to the removed {hostlist(removed)} take other cables now, "
+        f"on {hostlist(moved)} (cabling.csv has the new ends)."
     ]
 
 
