@@ -155,3 +155,17 @@ def test_training_seed_and_time_band_read_as_podplan_size_words_them() -> None:
     assert f"on {t.gpus} GPUs; {t.seed.gpus:,.0f} A100s for the deadline" in size_line
     assert f" on {t.gpus} GPUs; {t.seed.gpus:,.0f} A100s for the deadline; seed rule" in html
     assert re.search(r"compute [^<]*\(−[^<]*similar measurements\), goodput", html)
+
+
+def test_serving_memory_says_it_is_what_the_batch_uses() -> None:
+    """'Memory per GPU 35.9 GiB' beside a KV pool of 1.9 M tokens read as a GPU two-thirds
+    empty: the figure is the weights, the KV cache of the operating batch and the runtime."""
+    from generator.sizing import format_table
+
+    plan, _ = _plan("llama31-70b-chat")
+    (i,) = plan.sizing.inference
+    text = format_table(plan.sizing)
+    assert f"GiB in use at batch {i.max_batch} (weights, its KV cache, runtime)" in text
+    assert "tokens per replica (the engine's pool)" in text
+    html = _html("llama31-70b-chat")
+    assert f"Memory per GPU in use at batch {i.max_batch} (weights, its KV cache, runtime)" in html

@@ -67,9 +67,11 @@ def _inference_table(i: InferenceEstimate) -> Table:
     rows = [
         [plain("Layout"), plain(f"{i.replicas} replica(s) of TP{i.tp} PP{i.pp}{ep}")],
         [plain("GPUs"), count(i.gpus)],
-        [plain("Memory per GPU"), number(i.memory_gib_per_gpu, 1, "GiB")],
+        [plain(f"Memory per GPU in use at batch {i.max_batch} (weights, its KV cache, runtime)"),
+         number(i.memory_gib_per_gpu, 1, "GiB")],
         [plain("Fits in memory"), plain(_yes_no(i.fits))],
-        [plain("KV cache per replica"), Cell(f"{i.kv_cache_tokens:,} tokens", i.kv_cache_tokens)],
+        [plain("KV cache per replica (the engine's pool)"),
+         Cell(f"{i.kv_cache_tokens:,} tokens", i.kv_cache_tokens)],
         [plain("Meets latency SLOs"), plain(_yes_no(i.meets_slo))],
     ]
     return Table(f"wl-{i.name}", f"{i.name}: serving {i.model} on {i.engine}",
