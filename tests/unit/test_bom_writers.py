@@ -168,3 +168,22 @@ def test_quantity_times_unit_price_is_the_extended_price_as_printed(
             checked += 1
     assert checked > 10
     assert "| 4.50 |" in md or "| 5.50 |" in md
+
+
+def test_a_dgx_a100_line_names_the_system_and_its_200g_nics(tmp_path: object) -> None:
+    """The DGX A100 line read 'dgx-a100, ..., 8x NVIDIA ConnectX-7 single-port OSFP 400G'
+    while its NICs are 200 Gb/s HDR and the fabric lines below are NDR parts."""
+    from pathlib import Path
+
+    from generator import pipeline
+
+    d = Path(str(tmp_path))
+    (d / "a100.yaml").write_text(
+        "name: a100\nworkloads:\n  - {name: ft, kind: lora, model: llama2-7b, steps: 10}\n"
+        "hardware: {server: dgx-a100, gpu: a100-sxm-80gb, gpus: 16}\n", encoding="utf-8")
+    loaded = pipeline.load_checked(str(d / "a100.yaml"))
+    bom = pipeline.bill_of_materials(loaded, pipeline.plan(loaded))
+    (line,) = [ln for ln in bom.lines if ln.category == "compute"]
+    assert line.part.startswith("NVIDIA DGX A100 (640GB), 8x A100 SXM 80GB, 8x 200 Gb/s "
+                                "fabric NICs (no catalog parts at that rate")
+    assert "re-quote them" in line.part
