@@ -169,3 +169,12 @@ def test_serving_memory_says_it_is_what_the_batch_uses() -> None:
     assert "tokens per replica (the engine's pool)" in text
     html = _html("llama31-70b-chat")
     assert f"Memory per GPU in use at batch {i.max_batch} (weights, its KV cache, runtime)" in html
+
+
+def test_a_plan_without_a_fabric_does_not_describe_one() -> None:
+    """'The compute fabric is built for 1 nodes ...; its subnet manager runs on UFM' stood
+    in a one-node report whose BOM has neither."""
+    html = _html("llama31-70b-chat")
+    assert "There is no compute fabric (one node: its GPUs talk over NVLink)." in html
+    assert "is built for 1 nodes" not in html and "runs on UFM" not in html
+    assert "The compute fabric is built for 8 nodes (32 per scalable unit)" in _html()
