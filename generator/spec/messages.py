@@ -362,7 +362,10 @@ def _own_problem(path: str, err: dict[str, Any], line: int | None, allowed: str 
         return Problem(path=path, message=f"must be {must}, not {show(err.get('input'))}",
                        line=line, allowed=allowed)
     message = str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
-    return Problem(path=path, message=message, line=line)
+    # a field's own check ('hot_spares must be >= 0 or auto') said what was wrong but not what
+    # the field takes; plain text adds nothing, so only a described type is shown
+    shown = allowed if allowed and not allowed.endswith("text") else None
+    return Problem(path=path, message=message, line=line, allowed=shown)
 
 
 _PATTERNS = {

@@ -172,3 +172,14 @@ def test_a_short_catalog_id_suggests_the_ids_it_starts() -> None:
     assert did_you_mean("h200", gpus) == "did you mean 'h200-sxm-141gb'?"
     assert did_you_mean("H100", gpus) == (
         "did you mean one of 'h100-nvl-94gb', 'h100-pcie-80gb', 'h100-sxm-80gb'?")
+
+
+def test_a_fields_own_check_also_says_what_the_field_takes() -> None:
+    # 'hot_spares must be >= 0 or auto' came without the allowed line every other error has
+    with pytest.raises(PodplanError) as exc:
+        validate_data({**BASE, "hardware": {"hot_spares": -1}}, "s.yaml", {})
+    (p,) = exc.value.problems
+    assert p.allowed == "a whole number from 0 to 512 or 'auto'"
+    with pytest.raises(PodplanError) as exc:
+        validate_data({**BASE, "hardware": {"remove_nodes": ["gpu1", "gpu1"]}}, "s.yaml", {})
+    assert exc.value.problems[0].allowed is None  # 'a list, each item text' says nothing
