@@ -178,3 +178,17 @@ def test_a_plan_without_a_fabric_does_not_describe_one() -> None:
     assert "There is no compute fabric (one node: its GPUs talk over NVLink)." in html
     assert "is built for 1 nodes" not in html and "runs on UFM" not in html
     assert "The compute fabric is built for 8 nodes (32 per scalable unit)" in _html()
+
+
+def test_cabling_table_shows_the_bom_units_of_every_part() -> None:
+    """Every cable row (keyed by part number) showed no BOM units, and the optic rows the
+    spares line's (34 switch optics read '1')."""
+    from generator.emit.report.bom import cabling_table
+
+    plan, bom = _plan("dell-8node-config1")
+    rows = {r[0].text: r for r in cabling_table(plan, bom).rows}
+    ordered = {ln.catalog_id: ln.quantity for ln in bom.lines if ln.category == "optics"}
+    assert rows["mma4z00-ns"][-2].text == f"{ordered['mma4z00-ns']:,}" != "1"
+    cables = [r for r in rows.values() if r[2].text == "cable"]
+    assert cables and all(r[-2].text and r[1].text for r in cables)
+    assert rows["MFP7E10-N007"][-2].text == "64"
