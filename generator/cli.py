@@ -85,6 +85,8 @@ def validate(spec: str, out_dir: Path, fresh: bool) -> None:
     loaded = pipeline.load_checked(spec)
     out = pipeline.outputs(loaded, out_dir=out_dir, fresh=fresh)
     n = len(loaded.spec.workloads)
+    for line in out.warnings:
+        console.warn(line)
     console.info(f"ok: {spec}: '{loaded.spec.name}', {n} workload{'s' if n != 1 else ''}, "
                  f"{len(out.files)} files to write")
 
@@ -158,6 +160,8 @@ def plan(spec: str, out_dir: Path, fresh: bool, dry_run: bool, show_diff: bool, 
     from generator.render.write import recover
 
     out = pipeline.outputs(pipeline.load_checked(spec), out_dir=out_dir, fresh=fresh)
+    for line in out.warnings:
+        console.warn(line)
     if dry_run:
         for line in out.messages:  # identity changes against the plan lock
             console.info(line)

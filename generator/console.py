@@ -56,6 +56,11 @@ def info(message: str) -> None:
         click.echo(message)
 
 
+def warn(message: str) -> None:
+    """A warning on stderr, shown even with ``--quiet`` (it is about the result)."""
+    click.echo(f"warning: {message}", err=True)
+
+
 def detail(message: str) -> None:
     """A line on stdout shown only with ``--verbose``."""
     if LEVEL.verbose and not LEVEL.quiet:

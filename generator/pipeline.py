@@ -92,14 +92,17 @@ def _check_size(loaded: LoadedSpec, result: SizingResult) -> None:
         loaded.path, problems)
 
 
-def size(loaded: LoadedSpec, catalog: Catalog | None = None) -> SizingResult:
+def size(
+    loaded: LoadedSpec, catalog: Catalog | None = None, built_drive_tb: float = 0.0
+) -> SizingResult:
     """Size every workload and the cluster, wall-clock included.
 
     Wall-clock needs the checkpoint bandwidth of the storage plan, and the storage plan is
     sized from the sizing (its checkpoints), so the sizing runs twice: once to size the
     storage, once with that storage's bandwidth (which the deadline is judged with). A
     storage that still changes is followed once more; ``plan`` builds its storage from the
-    final sizing, so both report the same wall-clock.
+    final sizing, so both report the same wall-clock (``built_drive_tb``: the plan lock's
+    storage drive size, which ``plan`` keeps).
     """
     from generator.plan.run_env import run_environment
     from generator.sizing import size as size_spec
@@ -108,10 +111,10 @@ def size(loaded: LoadedSpec, catalog: Catalog | None = None) -> SizingResult:
     eff, notes = site_efficiency(loaded)
     with located(loaded):
         result = size_spec(loaded.spec, cat, eff)
-        env = run_environment(loaded.spec, result, cat)
+        env = run_environment(loaded.spec, result, cat, built_drive_tb)
         for _ in range(3):
             result = size_spec(loaded.spec, cat, eff, env=env)
-            settled = run_environment(loaded.spec, result, cat)
+            settled = run_environment(loaded.spec, result, cat, built_drive_tb)
             if settled == env:
                 break
             env = settled
@@ -191,7 +194,7 @@ def plan(
 def _plan(loaded: LoadedSpec, cat: Catalog, held: LockInput) -> ClusterPlan:
     from generator.plan.build import build_plan
 
-    sized = size(loaded, cat)
+    sized = size(loaded, cat, held.lock.storage_drive_tb if held.lock else 0.0)
     with located(loaded):
         return build_plan(loaded.spec, loaded.path, sized, cat, held.lock, held.ignored)
 
@@ -206,6 +209,22 @@ class Outputs:
     manifest: str
     name: str
     messages: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """For stderr: the planned cluster does not run every workload (``podplan size`` says
+    why); ``validate`` said 'ok' and ``plan`` wrote the tree without a word."""
+
+
+def fit_warnings(sizing: SizingResult, spec_file: str) -> list[str]:
+    """One line when some workload does not fit the cluster the plan is for."""
+    if sizing.fits:
+        return []
+    names = [w.name for w in sizing.workloads if not w.fits]
+    short = [n for n in sizing.notes if "cluster has" in n]  # the fixed hardware.gpus
+    what = (f"workload(s) {', '.join(names)} do not fit on this cluster" if names
+            else "the workloads do not fit on this cluster")
+    why = f" ({'; '.join(short)})" if short else f" ({sizing.gpus} GPUs)"
+    return [f"{what}{why}; the files describe it anyway. `podplan size {spec_file}` says why "
+            "and what would fit"]
 
 
 def bill_of_materials(loaded: LoadedSpec, cluster: ClusterPlan, catalog: Catalog | None = None):  # type: ignore[no-untyped-def]
@@ -251,4 +270,5 @@ def _outputs(
     files.append(build_manifest(cluster.spec_file, manifest, files))
     before = held.lock.changes if held.lock else []
     news = list(cluster.identity_changes) if cluster.identity_changes != before else []
-    return Outputs(files=sorted(files), manifest=manifest, name=cluster.name, messages=news)
+    return Outputs(files=sorted(files), manifest=manifest, name=cluster.name, messages=news,
+                   warnings=fit_warnings(cluster.sizing, loaded.path))

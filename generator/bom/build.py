@@ -66,13 +66,20 @@ def _compute_part(plan: ClusterPlan, book: PriceBook, model: str, item_id: str) 
     """The compute line's name: system, GPUs, fabric NICs and configuration."""
     node = next(n for n in plan.nodes if n.model == model and n.role in ("compute", "spare"))
     item = book.get(item_id)
-    base = re.split(r",| \(", item.name, maxsplit=1)[0] if item else model
+    name, rate = book.servers.get(model, (model, 0.0))
+    base = re.split(r",| \(", item.name, maxsplit=1)[0] if item else name
     rails = plan.fabric.rails
     gpu_name = (node.gpu or "").upper().replace("-", " ")
     text = f"{base.strip()}, {node.gpus}x {gpu_name}"
     if not rails:
         return text + ", no GPU-fabric NICs"
     nic = book.nics.get(plan.east_west_nic, plan.east_west_nic)
+    if rate and book.nic_gbps.get(plan.east_west_nic, rate) > rate:
+        # DGX A100: 8x ConnectX-6 HDR 200G, which the catalog has no parts for; the line named
+        # 8x ConnectX-7 400G NDR and the fabric was cabled with NDR optics, silently
+        nic = (f"{rate:g} Gb/s fabric NICs (no catalog parts at that rate: the compute "
+               f"fabric lines are {book.nic_gbps[plan.east_west_nic]}G parts, as for {nic}; "
+               "re-quote them)")
     share = "one per GPU" if rails == node.gpus else f"one per {node.gpus // rails} GPUs"
     config = DELL_CONFIGS.get(model, {}).get(rails)
     how = "built in" if plan.east_west_built_in else "on their own line"

@@ -13,7 +13,7 @@ Entries from the override say so in their source.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,10 @@ class PriceBook:
     media: dict[str, MediaModel]
     psus: dict[str, int]
     nics: dict[str, str]
+    servers: dict[str, tuple[str, float]] = field(default_factory=dict)
+    """Server id -> (name, fabric NIC rate in Gb/s): the compute line names the system and
+    says when the catalog cables its fabric with faster parts than the server's NICs."""
+    nic_gbps: dict[str, int] = field(default_factory=dict)
 
     @property
     def shared_parts(self) -> set[str]:
@@ -181,7 +185,10 @@ def load_price_book(catalog: Catalog, override: Path | None) -> PriceBook:
         raise PodplanError("price book does not validate", where, problems)
     servers = catalog.servers
     psus = {k: v.psu_count or 0 for k, v in servers.items()}
-    nics = {k: str((v or {}).get("name", k)) for k, v in catalog.raw("nics")["items"].items()}
+    raw_nics = catalog.raw("nics")["items"]
+    nics = {k: str((v or {}).get("name", k)) for k, v in raw_nics.items()}
+    speeds = {k: int((v or {}).get("port_speed_gbps") or 0) for k, v in raw_nics.items()}
+    named = {k: (v.name, v.east_west_nic_gbps or 0) for k, v in servers.items()}
     return PriceBook(
         items,
         frozenset(changed),
@@ -190,4 +197,6 @@ def load_price_book(catalog: Catalog, override: Path | None) -> PriceBook:
         catalog.family("media", MediaModel),
         psus,
         nics,
+        named,
+        speeds,
     )

@@ -41,11 +41,21 @@ def summary(
     compute = plan.nodes_with_role("compute")
     names = {n.name for n in compute}
     nics = sum(1 for link in plan.links if link.network == "compute" and link.a in names)
+    spares = plan.nodes_with_role("spare")
+    spare_names = {n.name for n in spares}
+    # the BOM's NIC and server lines include the spares: the summary said 2,048 NICs beside a
+    # line of 2,080, which purchasing queries
+    in_spares = {
+        "gpus": sum(n.gpus for n in spares),
+        "east_west_nics": sum(1 for link in plan.links
+                              if link.network == "compute" and link.a in spare_names),
+    } if spares else None
     return {
         "compute_nodes": len(compute),
         "spare_nodes": len(plan.nodes_with_role("spare")),
         "gpus": sum(n.gpus for n in compute),
         "east_west_nics": nics,
+        **({"in_spares": in_spares} if in_spares else {}),
         "fabric": {
             "switch_model": f.switch_model,
             "tiers": f.tiers,
@@ -59,6 +69,7 @@ def summary(
             "spine_to_core_links": f.spine_to_core_links,
             "leaf_to_leaf_links": f.leaf_to_leaf_links,
             "subnet_manager": f.subnet_manager,
+            **({"none_because": f.absent_because} if f.absent_because else {}),
         },
         "storage": {
             "model": st.model.replace("powerscale-", "").upper(),

@@ -40,6 +40,17 @@ def _usd(x: float | None) -> str:
     return "n/a" if x is None else f"{x:,.0f}"
 
 
+def money(x: float) -> str:
+    """'4.50', '108', '590,568': cents only where they change a small figure."""
+    return f"{x:,.2f}" if abs(x) < 10_000 and abs(x - round(x)) >= 0.005 else f"{x:,.0f}"
+
+
+def _line_usd(x: float | None) -> str:
+    """A BOM line's unit or extended price: cents where they matter (a $4.50 cable shown as
+    '4' read 24 x 4 = 108 to purchasing)."""
+    return "n/a" if x is None else money(x)
+
+
 def _line_dict(line: BomLine) -> dict[str, Any]:
     return line.model_dump()
 
@@ -133,6 +144,29 @@ def _per_run(s: dict[str, Any], usd: float | None) -> str:
     return "n/a" if _serving_only(s) else _usd(usd)
 
 
+def _nodes(n: int) -> str:
+    return "1 node" if n == 1 else f"{n:,} nodes"
+
+
+def _compute_text(s: dict[str, Any]) -> str:
+    """Counts as the BOM lines give them: the spares' GPUs and NICs are on those lines too."""
+    spare: dict[str, int] = s.get("in_spares") or {}
+
+    def extra(key: str) -> str:
+        return f" (+{spare[key]:,} in the spares)" if spare.get(key) else ""
+
+    return (f"{_nodes(s['compute_nodes'])} + {s['spare_nodes']:,} spare, {s['gpus']:,} GPUs"
+            f"{extra('gpus')}, {s['east_west_nics']:,} GPU-fabric NICs{extra('east_west_nics')}")
+
+
+def _fabric_text(f: dict[str, Any]) -> str:
+    """'none, 0 tier(s), 0 leaf / 0 spine / 0 core' told purchasing nothing: say why."""
+    if not f["tiers"]:
+        return f"none ({f.get('none_because') or 'no east-west NICs'})"
+    return (f"{f['switch_model']}, {f['tiers']} tier(s), {f['leaf_switches']} leaf / "
+            f"{f['spine_switches']} spine / {f['core_switches']} core")
+
+
 def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -143,10 +177,8 @@ def to_markdown(bom: BillOfMaterials) -> str:
     out = [f"<!--\n{head}-->", f"# Bill of materials: {bom.name}", ""]
     f, st = s["fabric"], s["storage"]
     out += [
-        f"- Compute: {s['compute_nodes']} nodes + {s['spare_nodes']} spare, {s['gpus']} GPUs, "
-        f"{s['east_west_nics']} GPU-fabric NICs",
-        f"- Fabric: {f['switch_model']}, {f['tiers']} tier(s), {f['leaf_switches']} leaf / "
-        f"{f['spine_switches']} spine / {f['core_switches']} core",
+        f"- Compute: {_compute_text(s)}",
+        f"- Fabric: {_fabric_text(f)}",
         f"- Storage: {st['model']} x {st['nodes']}, {st['usable_tb']:g} TB usable, "
         f"{st['write_gbps']:g} GB/s write (estimate)",
         f"- In-band management: {_inband_text(s)}",
@@ -163,7 +195,8 @@ def to_markdown(bom: BillOfMaterials) -> str:
     for line in bom.lines:
         out.append(
             f"| {line.category} | {_md_escape(line.part)} | {line.quantity:,} | "
-            f"{_usd(line.unit_usd)} | {_usd(line.extended_usd)} | {_md_escape(line.source)} |"
+            f"{_line_usd(line.unit_usd)} | {_line_usd(line.extended_usd)} | "
+            f"{_md_escape(line.source)} |"
         )
     out += [
         "",
@@ -192,8 +225,8 @@ def to_table(bom: BillOfMaterials) -> str:
                 line.category,
                 part,
                 f"{line.quantity:,}",
-                _usd(line.unit_usd),
-                _usd(line.extended_usd),
+                _line_usd(line.unit_usd),
+                _line_usd(line.extended_usd),
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(5)]

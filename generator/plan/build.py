@@ -39,6 +39,7 @@ from generator.plan.models import (
 from generator.plan.network import addressing
 from generator.plan.network.address_table import AddressTable, assign_addresses
 from generator.plan.network.fabric import build_fabric, shape_fabric
+from generator.plan.network.fabric_need import fabric_absence
 from generator.plan.network.inband import plan_inband
 from generator.plan.parts import IB_MODEL, Parts
 from generator.plan.reliability import failure_stats, plan_reliability, reliability_note
@@ -76,10 +77,9 @@ def build_plan(
 # ---------------------------------------------------------------- deciding
 
 
-def _rails(spec: Spec, server: Server, fabric_nodes: int) -> int:
-    """East-west NICs per node; zero (no compute fabric) for servers without any, and for a
-    single node (smallest fabric rule: one node's GPUs talk over NVLink, see fabric)."""
-    if not server.east_west_nic_options or fabric_nodes + spec.fabric.growth_nodes <= 1:
+def _rails(spec: Spec, server: Server, absent: tuple[str, str] | None) -> int:
+    """East-west NICs per node; zero when the plan buys no compute fabric (fabric_need)."""
+    if absent:
         return 0
     chosen = spec.hardware.east_west_nics_per_node
     return server.default_east_west_nics if chosen is None else chosen
@@ -94,7 +94,8 @@ def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog, lock: Lock | None
     ib = pc.switches[IB_MODEL]
     if lock:
         nodes = lock_names.compute(nodes, spec, lock)
-    rails = _rails(spec, server, len(nodes.compute) + len(nodes.spares))
+    absent = fabric_absence(spec, server, sizing, len(nodes.compute) + len(nodes.spares), lock)
+    rails = _rails(spec, server, absent)
     mgmt = plan_management(spec, rails > 0, len(nodes.compute), pc.management)
     if lock:
         mgmt = lock_names.management(mgmt, lock)
@@ -107,7 +108,8 @@ def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog, lock: Lock | None
     nfs = addressing.Pool(spec.network.frontend_cidr, "network.frontend_cidr", 0).text(
         addressing.SERVICE_OFFSET
     )
-    storage = plan_storage(spec, sizing, pc, nfs, node_link_gbytes(spec, pc, server))
+    storage = plan_storage(spec, sizing, pc, nfs, node_link_gbytes(spec, pc, server),
+                           lock.storage_drive_tb if lock else 0.0)
     storage_names = [f"{STORAGE_PREFIX}{i:02d}" for i in range(1, storage.nodes + 1)]
     if lock:
         storage_names = lock_names.sequential(lock, "storage", STORAGE_PREFIX, 2, storage.nodes)
@@ -131,6 +133,7 @@ def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog, lock: Lock | None
         backend,
         oob_agg,
         lock,
+        absent,
     )
 
 

@@ -129,6 +129,9 @@ class FabricSummary(Frozen):
     )
     subnet_manager: Literal["ufm", "opensm"]
     design_notes: list[str] = Field(default_factory=list)
+    absent_because: str = Field(
+        default="", description="Why no compute fabric is bought (empty when one is)."
+    )
 
 
 class InbandPlan(Frozen):

@@ -47,3 +47,5 @@ class Parts:
     backend: SideNet
     oob_agg: SideNet
     lock: Lock | None = None
+    fabric_absent: tuple[str, str] | None = None
+    """(short reason, design note) when no compute fabric is bought (``fabric_need``)."""

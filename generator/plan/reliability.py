@@ -126,10 +126,19 @@ def reliability_note(rel: Reliability) -> str | None:
     tau = rel.checkpoint_interval_hours
     ckpt = rel.checkpoint_write_s / 3600.0 / tau if tau > 0 else 0.0
     rest = max(0.0, 1.0 - rel.goodput - ckpt)
+    n = rel.expected_interruptions
+    restart = f"{rel.restart_hours * 60:.0f} min each"
+    # a short run expects a fraction of one interruption: 'about 0 interruptions cost 0.3 %'
+    # contradicted itself; the cost is the expectation, so say both
+    lost = (f"about {n:.3g} interruptions cost {rest:.1%} in lost work and restarts ({restart})"
+            if n >= 1 else
+            f"{f'{n:.2g}' if n >= 0.001 else 'under 0.001'} interruptions are expected (most "
+            f"likely none); on average they cost "
+            f"{rest:.1%} in lost work and restarts ({restart})")
+    write = f"{rel.checkpoint_write_s:.0f}" if rel.checkpoint_write_s >= 10 else (
+        f"{rel.checkpoint_write_s:.2g}")
     return (
         f"Goodput {rel.goodput:.3f}: checkpoints every {tau * 60:.0f} min (Young/Daly) take "
-        f"{rel.checkpoint_write_s:.0f} s each ({ckpt:.1%} of the time); about "
-        f"{rel.expected_interruptions:.0f} interruptions cost {rest:.1%} in lost work and "
-        f"restarts ({rel.restart_hours * 60:.0f} min each). Faster checkpoint storage or "
+        f"{write} s each ({ckpt:.1%} of the time); {lost}. Faster checkpoint storage or "
         "asynchronous checkpointing raise goodput."
     )

@@ -20,7 +20,9 @@ from generator.sizing.wallclock import RunEnvironment
 from generator.spec.models import Spec
 
 
-def run_environment(spec: Spec, sizing: SizingResult, catalog: Catalog) -> RunEnvironment:
+def run_environment(
+    spec: Spec, sizing: SizingResult, catalog: Catalog, built_drive_tb: float = 0.0
+) -> RunEnvironment:
     """The environment ``podplan size`` and ``podplan plan`` both size wall-clock with: the
     write/read bandwidth of the storage plan built from this sizing, and the failure rate.
     A spec whose storage cannot be planned gets no checkpoint time (``plan`` then reports
@@ -29,7 +31,8 @@ def run_environment(spec: Spec, sizing: SizingResult, catalog: Catalog) -> RunEn
     stats = failure_stats(pc)
     try:
         server = pc.servers[spec.hardware.server]
-        storage = plan_storage(spec, sizing, pc, "", node_link_gbytes(spec, pc, server))
+        storage = plan_storage(spec, sizing, pc, "", node_link_gbytes(spec, pc, server),
+                               built_drive_tb)
     except PodplanError:
         return environment(stats, 0.0, 0.0)
     return environment(stats, storage.write_gbps, storage.read_gbps)

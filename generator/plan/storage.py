@@ -117,12 +117,16 @@ def _needs(spec: Spec, sizing: SizingResult, g: Guidance) -> tuple[float, float,
 
 
 def plan_storage(
-    spec: Spec, sizing: SizingResult, pc: PlanCatalog, nfs_server: str, node_link_gbytes: float
+    spec: Spec, sizing: SizingResult, pc: PlanCatalog, nfs_server: str, node_link_gbytes: float,
+    built_drive_tb: float = 0.0,
 ) -> StoragePlan:
     """Node count, drives and throughput of the shared file system.
 
     ``node_link_gbytes``: what one GPU node's front-end NIC carries (GB/s), the ceiling on
-    its storage reads.
+    its storage reads. ``built_drive_tb``: the drive size of the storage already built (plan
+    lock): kept, so more capacity means more nodes, not every drive replaced (a PowerScale
+    node pool takes one drive size; 10 -> 200 TB of data priced the 3 built nodes again
+    with 15.36 TB drives and said nothing).
     """
     model = pc.storage[STORAGE_MODEL]
     g = guidance(pc)
@@ -139,7 +143,12 @@ def plan_storage(
         "data-loading read": _per(need_read, model.read_gbytes_per_s_per_node),
     }
     n = max(by.values())
-    nodes, drive = _fit_capacity(model, n, required_tb)
+    kept = built_drive_tb if built_drive_tb in model.drive_tb_options else 0.0
+    if kept and _usable_tb(model, model.max_nodes, kept) < required_tb:
+        kept = 0.0  # the built size cannot hold it in one cluster: choose again, and say so
+    nodes, drive = _fit_capacity(model, n, required_tb, kept)
+    if kept and _fit_capacity(model, n, required_tb)[1] == kept:
+        kept = 0.0  # what a first plan would choose anyway: nothing to say
     why = "capacity" if nodes > n else max(by, key=lambda k: by[k])
     raw = nodes * model.drives_per_node * drive
     write = nodes * model.write_gbytes_per_s_per_node
@@ -166,6 +175,12 @@ def plan_storage(
         f"{st.checkpoint_write_seconds:g} s.",
         "Back end: each node's two 100GbE back-end ports go to the int-a / int-b switches of "
         "this plan (storage network).",
+        *([f"Drives kept at {kept:g} TB, the built nodes' size (plan lock; a PowerScale node "
+           "pool takes one drive size): capacity grows by nodes."] if kept else []),
+        *([f"The built nodes' {built_drive_tb:g} TB drives cannot hold {required_tb:,.0f} TB in "
+           f"one cluster: planned with {drive:g} TB drives, which replaces the built nodes' "
+           "drives or needs a second node pool."]
+          if built_drive_tb and drive != built_drive_tb else []),
     ]
     tier = g.tiers[st.performance_tier.value]
     per_node = max(tier.node_read_gbytes_per_s, need_read / max(1, sizing.nodes))
@@ -204,9 +219,12 @@ def _seconds(gb: float, gbps: float) -> str:
     return f"{gb / gbps:.0f}" if gbps > 0 else "0"
 
 
-def _fit_capacity(model: StorageModel, n: int, required_tb: float) -> tuple[int, float]:
-    """The smallest node count >= ``n`` with a drive size that holds ``required_tb``."""
-    drives = sorted(model.drive_tb_options)
+def _fit_capacity(
+    model: StorageModel, n: int, required_tb: float, kept: float = 0.0
+) -> tuple[int, float]:
+    """The smallest node count >= ``n`` with a drive size that holds ``required_tb`` (only
+    ``kept`` when given)."""
+    drives = [kept] if kept else sorted(model.drive_tb_options)
     start = n
     while n <= model.max_nodes:
         fits = [d for d in drives if _usable_tb(model, n, d) >= required_tb]

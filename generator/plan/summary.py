@@ -78,8 +78,10 @@ def fabric_summary(p: Parts) -> FabricSummary:
         leaf_to_leaf_links=len(g.isl_links),
         subnet_manager=p.spec.fabric.subnet_manager.value,
         design_notes=design_notes(
-            p.shape, p.graph, p.spec, len(p.nodes.compute), len(p.nodes.spares), p.mgmt
+            p.shape, p.graph, p.spec, len(p.nodes.compute), len(p.nodes.spares), p.mgmt,
+            p.fabric_absent,
         ),
+        absent_because=p.fabric_absent[0] if p.fabric_absent else "",
     )
 
 

@@ -29,7 +29,7 @@ from generator.sizing.training.estimate import MAX_NODES, estimate_training
 from generator.sizing.training.memory import GIB
 from generator.sizing.uncertainty import Regime, Table, default_table, outside_note
 from generator.sizing.wallclock import RunEnvironment
-from generator.spec.models import InferenceWorkload, ServingEngine, Spec
+from generator.spec.models import InferenceWorkload, InlineArchitecture, ServingEngine, Spec
 
 __all__ = ["MAX_NODES", "size"]
 
@@ -55,7 +55,7 @@ def estimate_inference(
     b = table.band(regime)
     notes = _inference_notes(s.fits, s.weights_bytes, s.layout, node)
     if s.meets_slo is False:
-        notes.append(shortfall(job, s, device.id))
+        notes.append(shortfall(job, s, device.id, node.gpus))
         if hardware is not None:
             notes.append(alternatives(job, device.id, hardware, eff,
                                       {"tp": par.tp, "pp": par.pp, "ep": par.ep}))
@@ -141,8 +141,18 @@ def size(
         nodes=nodes, gpus=gpus, training=training, inference=inference,
         fits=all(t.fits for t in training) and all(i.fits for i in inference)
         and (hw.gpus is None or serve_gpus <= hw.gpus),
-        order=[w.name for w in spec.workloads], notes=[*notes, *rounding],
+        order=[w.name for w in spec.workloads], notes=[*notes, *rounding, *_mlp_notes(spec)],
     )
+
+
+def _mlp_notes(spec: Spec) -> list[str]:
+    """An inline model without ``mlp`` is counted as gelu (its ffn 4 x hidden): say so, since
+    a Llama-style (swiglu) model counted that way has a third fewer FFN weights."""
+    seen = {w.model.name: w.model for w in spec.workloads
+            if isinstance(w.model, InlineArchitecture) and "mlp" not in w.model.model_fields_set}
+    return [f"model {name}: no mlp given, so gelu with a {m.ffn_hidden_size or 4 * m.hidden_size}"
+            f"-wide FFN (4 x hidden_size) is assumed; for a Llama-style model set mlp: swiglu "
+            f"and its ffn_hidden_size" for name, m in seen.items()]
 
 
 def refuse_fp8_without_it(spec: Spec, gpu_name: str, device: Device) -> None:

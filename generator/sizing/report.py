@@ -135,9 +135,12 @@ def inference_block(i: InferenceEstimate) -> list[str]:
     lines = [
         f"{i.name}  [inference, {i.model}, {i.engine}]",
         _kv("GPUs", f"{i.gpus}  ({i.replicas} replica(s) x {layout})"),
+        # the figure is what the busiest batch uses, not what the engine reserves: '35.9 GiB'
+        # beside a KV pool of 1.9 M tokens read as a GPU two-thirds empty
         _kv("memory per GPU",
-            f"{i.memory_gib_per_gpu:.1f} GiB{'' if i.fits else '  DOES NOT FIT'}"),
-        _kv("KV cache", f"{i.kv_cache_tokens:,} tokens per replica"),
+            f"{i.memory_gib_per_gpu:.1f} GiB in use at batch {i.max_batch} (weights, its KV "
+            f"cache, runtime){'' if i.fits else '  DOES NOT FIT'}"),
+        _kv("KV cache", f"{i.kv_cache_tokens:,} tokens per replica (the engine's pool)"),
     ]
     for p in i.operating_points:
         band = _band(i.uncertainty) if p.name == "max-throughput" else ""

@@ -62,6 +62,10 @@ def did_you_mean(word: str, choices: list[str]) -> str | None:
     match = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     if not match:
         match = [c for c in choices if c.endswith("_" + word)][:1]
+    if not match:  # 'h100' for the catalog's h100-nvl-94gb, h100-pcie-80gb, h100-sxm-80gb
+        match = [c for c in choices if c.lower().startswith(word.lower() + "-")]
+        if len(match) > 1:
+            return "did you mean one of " + ", ".join(f"'{c}'" for c in match) + "?"
     return f"did you mean '{match[0]}'?" if match else None
 
 
@@ -273,12 +277,28 @@ def _kind_problem(loc: Loc, data: Any, line_of: LineOf) -> Problem:
                    allowed=", ".join(known), hint=hint)
 
 
+# Hugging Face config.json names (and a few other common spellings) of inline-architecture
+# fields: spelling distance sent 'activation' to 'attention' and 'intermediate_size' nowhere
+KEY_SYNONYMS = {
+    "activation": "mlp", "hidden_act": "mlp", "act_fn": "mlp", "mlp_type": "mlp",
+    "ffn_type": "mlp", "num_hidden_layers": "layers", "num_layers": "layers",
+    "n_layers": "layers", "num_attention_heads": "attention_heads",
+    "n_heads": "attention_heads", "num_key_value_heads": "kv_heads",
+    "n_kv_heads": "kv_heads", "intermediate_size": "ffn_hidden_size",
+    "ffn_dim": "ffn_hidden_size", "d_model": "hidden_size", "n_embd": "hidden_size",
+    "num_local_experts": "experts", "n_routed_experts": "experts", "num_experts": "experts",
+    "num_experts_per_tok": "top_k", "tie_word_embeddings": "tied_embeddings",
+    "moe_intermediate_size": "ffn_hidden_size",
+}
+
+
 def _unknown_key(loc: Loc, data: Any, root: type[BaseModel], line: int | None) -> Problem:
     key = str(loc[-1])
     parent = model_at(loc[:-1], data, root)
     allowed = list(parent.model_fields) if parent else []
-    hint = did_you_mean(key, _missing_required(parent, loc[:-1], data)) or did_you_mean(
-        key, allowed)
+    meant = KEY_SYNONYMS.get(key.lower())
+    hint = (f"did you mean '{meant}'?" if meant in allowed else None) or did_you_mean(
+        key, _missing_required(parent, loc[:-1], data)) or did_you_mean(key, allowed)
     return Problem(path=format_path(loc), message=f"unknown key '{key}'", line=line,
                    allowed=", ".join(allowed) or None, hint=hint)
 
@@ -342,7 +362,10 @@ def _own_problem(path: str, err: dict[str, Any], line: int | None, allowed: str 
         return Problem(path=path, message=f"must be {must}, not {show(err.get('input'))}",
                        line=line, allowed=allowed)
     message = str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
-    return Problem(path=path, message=message, line=line)
+    # a field's own check ('hot_spares must be >= 0 or auto') said what was wrong but not what
+    # the field takes; plain text adds nothing, so only a described type is shown
+    shown = allowed if allowed and not allowed.endswith("text") else None
+    return Problem(path=path, message=message, line=line, allowed=shown)
 
 
 _PATTERNS = {

@@ -122,7 +122,11 @@ class InlineArchitecture(SpecModel):
     ffn_hidden_size: int | None = Field(
         default=None, gt=0, description="FFN width (f); default 4 x hidden_size for gelu."
     )
-    mlp: Mlp = Field(default=Mlp.gelu, description="Feed-forward type: gelu | swiglu.")
+    mlp: Mlp = Field(
+        default=Mlp.gelu,
+        description="Feed-forward type: gelu | swiglu (Llama, Mistral, Qwen). Required when "
+                    "ffn_hidden_size is not 4 x hidden_size; otherwise gelu, said in the notes.",
+    )
     vocab_size: int = Field(gt=0, description="Vocabulary size (V).")
     tied_embeddings: bool = Field(
         default=False, description="Input and output embeddings share one matrix."
@@ -197,6 +201,13 @@ class InlineArchitecture(SpecModel):
             raise ValueError("top_k cannot exceed experts")
         if self.mlp is Mlp.swiglu and self.ffn_hidden_size is None:
             raise ValueError("ffn_hidden_size is required for swiglu models")
+        ffn = self.ffn_hidden_size
+        if "mlp" not in self.model_fields_set and ffn is not None and ffn != 4 * self.hidden_size:
+            # gelu was assumed silently: a Llama-shaped model (ffn 14336 at h 4096) was
+            # counted with two FFN matrices instead of three, 6.2 B parameters instead of 8.0
+            raise ValueError(
+                f"mlp is required when ffn_hidden_size ({ffn}) is not 4 x hidden_size: "
+                "swiglu (Llama, Mistral, Qwen: three FFN matrices) or gelu (GPT: two)")
         return self
 
 

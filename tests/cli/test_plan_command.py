@@ -52,3 +52,19 @@ def test_plan_error_exits_2_and_writes_nothing(tmp_path: Path) -> None:
     assert r.exception is not None and type(r.exception).__name__ == "PodplanError"
     assert "facility.rack_power_kw" in str(r.exception)
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_a_cluster_too_small_for_its_workloads_is_warned_about(tmp_path: Path) -> None:
+    # 405B in bf16 needs two nodes to serve; pinned to 8 GPUs, validate said 'ok' and plan
+    # wrote the tree without a word (only `podplan size` said it does not fit)
+    spec = tmp_path / "small.yaml"
+    spec.write_text("name: small\nworkloads:\n  - {name: a, kind: inference, model: "
+                    "llama3.1-405b, precision: bf16, input_tokens: 1000, output_tokens: 100}\n"
+                    "hardware: {gpus: 8}\n")
+    for args in (["validate", str(spec)], ["plan", "-q", str(spec), "--out", str(tmp_path)]):
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code == 0, r.output
+        assert "warning: the workloads do not fit on this cluster (inference needs 16 GPUs; " \
+               "the fixed cluster has 8)" in r.stderr
+    ok = CliRunner().invoke(cli, ["validate", SPEC])
+    assert ok.exit_code == 0 and "warning" not in ok.stderr

@@ -131,3 +131,59 @@ def test_racks_are_ordered_at_the_height_the_plan_fills(tmp_path: object) -> Non
     bom = pipeline.bill_of_materials(loaded, pipeline.plan(loaded))
     (rack,) = [ln for ln in bom.lines if ln.catalog_id.startswith("rack-")]
     assert (rack.part, rack.unit_usd, bom.unpriced_lines) == ("48U rack", 3400, 0)
+
+
+def test_summary_counts_match_the_lines_that_include_the_spares(tmp_path: object) -> None:
+    """'512 nodes + 8 spare, 4096 GPUs, 2048 GPU-fabric NICs' sat above a NIC line of 2,080:
+    the lines buy the spares' NICs too."""
+    from pathlib import Path
+
+    from generator import pipeline
+
+    d = Path(str(tmp_path))
+    (d / "spare.yaml").write_text(
+        "name: spare\nworkloads:\n  - {name: ft, kind: lora, model: llama2-7b, steps: 10}\n"
+        "hardware: {server: xe9680, gpu: h100-sxm-80gb, gpus: 16, hot_spares: 1, "
+        "east_west_nics_per_node: 4}\n", encoding="utf-8")
+    loaded = pipeline.load_checked(str(d / "spare.yaml"))
+    bom = pipeline.bill_of_materials(loaded, pipeline.plan(loaded))
+    (nic,) = [ln for ln in bom.lines if ln.catalog_id == "cx7-osfp-1x400"]
+    assert nic.quantity == 12
+    assert ("- Compute: 2 nodes + 1 spare, 16 GPUs (+8 in the spares), 8 GPU-fabric NICs "
+            "(+4 in the spares)\n") in format_bom(bom, "md")
+
+
+def test_quantity_times_unit_price_is_the_extended_price_as_printed(
+        bom: BillOfMaterials) -> None:
+    """A $4.50 cable was printed as '4' beside 24 and 108: purchasing checks the arithmetic."""
+    md = format_bom(bom, "md")
+    checked = 0
+    for row in md.splitlines():
+        cells = [c.strip() for c in row.split("|")[1:-1]]
+        if len(cells) != 6 or not cells[2].replace(",", "").isdigit() or cells[3] == "n/a":
+            continue
+        qty, unit, ext = (float(cells[i].replace(",", "")) for i in (2, 3, 4))
+        if ext < 10_000:  # larger figures are whole dollars
+            assert abs(qty * unit - ext) < 0.01, row
+            checked += 1
+    assert checked > 10
+    assert "| 4.50 |" in md or "| 5.50 |" in md
+
+
+def test_a_dgx_a100_line_names_the_system_and_its_200g_nics(tmp_path: object) -> None:
+    """The DGX A100 line read 'dgx-a100, ..., 8x NVIDIA ConnectX-7 single-port OSFP 400G'
+    while its NICs are 200 Gb/s HDR and the fabric lines below are NDR parts."""
+    from pathlib import Path
+
+    from generator import pipeline
+
+    d = Path(str(tmp_path))
+    (d / "a100.yaml").write_text(
+        "name: a100\nworkloads:\n  - {name: ft, kind: lora, model: llama2-7b, steps: 10}\n"
+        "hardware: {server: dgx-a100, gpu: a100-sxm-80gb, gpus: 16}\n", encoding="utf-8")
+    loaded = pipeline.load_checked(str(d / "a100.yaml"))
+    bom = pipeline.bill_of_materials(loaded, pipeline.plan(loaded))
+    (line,) = [ln for ln in bom.lines if ln.category == "compute"]
+    assert line.part.startswith("NVIDIA DGX A100 (640GB), 8x A100 SXM 80GB, 8x 200 Gb/s "
+                                "fabric NICs (no catalog parts at that rate")
+    assert "re-quote them" in line.part

@@ -238,3 +238,47 @@ def test_new_storage_racks_hold_room_for_their_leaf_pair() -> None:
     assert max(lk.length_m for lk in grown.links if lk.network == "frontend") <= 30
     again = plan(320, relock(grown), facility=floor, storage={"dataset_tb": 30000})
     assert lock_text(again) == lock_text(grown)
+
+
+def test_a_fabric_that_changes_shape_names_every_device_re_cabled() -> None:
+    # 16 -> 20 nodes on 4 rails: the two collapsed leaves give way to rail leaves and spines;
+    # the notes named the switches that go but not that all 16 nodes' fabric cables move
+    hw = {"east_west_nics_per_node": 4}
+    one = plan(16, hardware=hw)
+    two = plan(20, relock(one), hardware=hw)
+    note = next(n for n in two.notes if "port(s) cabled to the removed" in n)
+    assert "removed ib-leaf-[01-02] take other cables now, on gpu[001-016]" in note
+    assert note.startswith(f"{16 * 4 + 4} port(s)")  # 64 node ports, 2 UFM, 2 OOB
+
+
+def test_a_new_gpu_on_a_built_cluster_is_said_and_an_old_lock_still_reads() -> None:
+    # hardware.gpu h100 -> h200 kept every identity and so said nothing at all, while the
+    # BOM bought every GPU server again and Slurm's GRES type changed
+    from generator.plan.lock.read import parse_lock
+
+    one = plan(2)
+    text = lock_text(one)
+    assert "\ngpu: h100-sxm-80gb\n" in text
+    two = plan(2, relock(one), hardware={"gpu": "h200-sxm-141gb"})
+    note = next(n for n in two.notes if "hardware.gpu" in n)
+    assert note.endswith("hardware.gpu h100-sxm-80gb -> h200-sxm-141gb: gpu[001-002] keep their "
+                         "names, addresses, slots and cables but are h200-sxm-141gb servers now; "
+                         "the BOM buys 2 and reuses none of the h100-sxm-80gb ones; Slurm's GPU "
+                         "type changes (--gres=gpu:h100:N becomes --gres=gpu:h200:N).")
+    old = parse_lock(text.replace("\ngpu: h100-sxm-80gb\n", "\n"), "reports/grow/plan.lock.yaml")
+    assert old.gpu == "" and old.devices.keys() == relock(one).devices.keys()
+    h200 = plan(2, old, hardware={"gpu": "h200-sxm-141gb"})
+    assert not any("hardware.gpu" in n for n in h200.notes)
+
+
+def test_more_data_on_built_storage_adds_nodes_with_the_built_drives() -> None:
+    # 10 -> 200 TB priced the 3 built PowerScale nodes again with 15.36 TB drives (every
+    # drive replaced; a node pool takes one drive size) and said nothing
+    one = plan(8, storage={"dataset_tb": 10})
+    assert one.storage.drive_tb == 3.84 and "\nstorage_drive_tb: 3.84\n" in lock_text(one)
+    two = plan(8, relock(one), storage={"dataset_tb": 200})
+    assert two.storage.drive_tb == 3.84 and two.storage.nodes > one.storage.nodes
+    assert two.storage.usable_tb >= 200
+    assert any(n.startswith("Drives kept at 3.84 TB") for n in two.storage.notes)
+    fresh = plan(8, storage={"dataset_tb": 200})
+    assert fresh.storage.drive_tb > 3.84  # a first plan still chooses the drive size

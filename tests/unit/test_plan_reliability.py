@@ -85,3 +85,12 @@ def test_auto_spares_cover_nodes_in_repair() -> None:
     mean = 2048 * 8 * (stats.gpu_or_hbm_interruptions_per_gpu_hour or 0) * REPAIR_HOURS
     assert mean < big < 2 * mean + 5
     assert auto_spares(4096, 8, stats) > big
+
+
+def test_short_run_note_does_not_say_about_zero_interruptions() -> None:
+    # 'about 0 interruptions cost 0.3 % in lost work' read as a contradiction on short runs
+    rel = plan_reliability(synthetic_sizing("s", 16, time_hours=10.0), _stats(), 10.0, 20.0, 0)
+    assert rel.expected_interruptions < 1
+    note = reliability_note(rel)
+    assert note is not None and "about 0 " not in note and " 0 s each" not in note
+    assert f"{rel.expected_interruptions:.2g} interruptions are expected (most likely none)" in note

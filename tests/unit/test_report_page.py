@@ -128,3 +128,68 @@ def test_a_single_node_says_it_has_no_gpu_fabric() -> None:
     assert ("Ethernet and out-of-band only; no GPU fabric (one node: its GPUs talk over "
             "NVLink)") in html
     assert "0-tier" not in html
+
+
+def test_fact_tables_label_every_field_in_words_with_units() -> None:
+    # the storage table read 'read gbps: Aggregate read, GB/s' and 'drive tb': field names,
+    # and 'gbps' reads as gigabits to a purchaser while the figures are gigabytes per second
+    plan, _ = _plan("dell-8node-config1")
+    for model in (plan.storage, plan.power, plan.network, plan.reliability):
+        labels = [row[0].text for row in facts_table("f", "x", model).rows]
+        assert labels and all("_" not in x and "gbps" not in x for x in labels), labels
+        assert all(x[0].isupper() for x in labels), labels
+    storage = [row[0].text for row in facts_table("f", "x", plan.storage).rows]
+    assert "Aggregate read (GB/s, planning estimate)" in storage
+
+
+def test_training_seed_and_time_band_read_as_podplan_size_words_them() -> None:
+    """'39 GPUs, 58.7 h' read as 39 GPUs taking 58.7 h (the hours are on the plan's GPUs,
+    the count is the A100s the deadline needs); the time card put the band after the
+    interruptions."""
+    from generator.sizing import format_table
+
+    plan, _ = _plan("llama2-70b-lora")
+    html = _html("llama2-70b-lora")
+    (t,) = plan.sizing.training
+    assert t.seed is not None and t.seed.gpus is not None
+    size_line = next(x for x in format_table(plan.sizing).splitlines() if "seed rule" in x)
+    assert f"on {t.gpus} GPUs; {t.seed.gpus:,.0f} A100s for the deadline" in size_line
+    assert f" on {t.gpus} GPUs; {t.seed.gpus:,.0f} A100s for the deadline; seed rule" in html
+    assert re.search(r"compute [^<]*\(−[^<]*similar measurements\), goodput", html)
+
+
+def test_serving_memory_says_it_is_what_the_batch_uses() -> None:
+    """'Memory per GPU 35.9 GiB' beside a KV pool of 1.9 M tokens read as a GPU two-thirds
+    empty: the figure is the weights, the KV cache of the operating batch and the runtime."""
+    from generator.sizing import format_table
+
+    plan, _ = _plan("llama31-70b-chat")
+    (i,) = plan.sizing.inference
+    text = format_table(plan.sizing)
+    assert f"GiB in use at batch {i.max_batch} (weights, its KV cache, runtime)" in text
+    assert "tokens per replica (the engine's pool)" in text
+    html = _html("llama31-70b-chat")
+    assert f"Memory per GPU in use at batch {i.max_batch} (weights, its KV cache, runtime)" in html
+
+
+def test_a_plan_without_a_fabric_does_not_describe_one() -> None:
+    """'The compute fabric is built for 1 nodes ...; its subnet manager runs on UFM' stood
+    in a one-node report whose BOM has neither."""
+    html = _html("llama31-70b-chat")
+    assert "There is no compute fabric (one node: its GPUs talk over NVLink)." in html
+    assert "is built for 1 nodes" not in html and "runs on UFM" not in html
+    assert "The compute fabric is built for 8 nodes (32 per scalable unit)" in _html()
+
+
+def test_cabling_table_shows_the_bom_units_of_every_part() -> None:
+    """Every cable row (keyed by part number) showed no BOM units, and the optic rows the
+    spares line's (34 switch optics read '1')."""
+    from generator.emit.report.bom import cabling_table
+
+    plan, bom = _plan("dell-8node-config1")
+    rows = {r[0].text: r for r in cabling_table(plan, bom).rows}
+    ordered = {ln.catalog_id: ln.quantity for ln in bom.lines if ln.category == "optics"}
+    assert rows["mma4z00-ns"][-2].text == f"{ordered['mma4z00-ns']:,}" != "1"
+    cables = [r for r in rows.values() if r[2].text == "cable"]
+    assert cables and all(r[-2].text and r[1].text for r in cables)
+    assert rows["MFP7E10-N007"][-2].text == "64"

@@ -52,3 +52,21 @@ def test_a_met_slo_adds_no_advice() -> None:
     est = size(_serve_405b(precision="fp8", tpot_ms=200), CATALOG).inference[0]
     assert est.meets_slo is True
     assert not any("SLO" in n or "would meet" in n for n in est.notes)
+
+
+def test_a_narrow_layout_that_misses_says_a_wider_tp_gets_closer() -> None:
+    """70B bf16 at 32k inputs, TPOT 10 ms: the fewest-GPU layout (TP2) reaches TPOT 40 ms
+    and the note said 'the closest it gets', though TP8 reaches 19 ms."""
+    spec = Spec.model_validate({"name": "t", "hardware": {"gpu": "h100-sxm-80gb"}, "workloads": [
+        {"name": "c", "kind": "inference", "model": "llama3.1-70b", "precision": "bf16",
+         "input_tokens": 32000, "output_tokens": 2000, "requests_per_minute": 100,
+         "ttft_ms": 200, "tpot_ms": 10}]})
+    est = size(spec, CATALOG).inference[0]
+    assert est.meets_slo is False and est.tp < 8
+    (note,) = [n for n in est.notes if n.startswith("no batch meets")]
+    assert note.endswith("; a wider tp (up to 8, pinned with parallelism.tp) can get closer "
+                         "on more GPUs")
+    wide = Spec.model_validate(spec.model_dump(mode="json") | {"workloads": [
+        spec.workloads[0].model_dump(mode="json") | {"parallelism": {"tp": 8}}]})
+    assert size(wide, CATALOG).inference[0].operating_points[1].tpot_ms < (
+        est.operating_points[1].tpot_ms)

@@ -120,3 +120,66 @@ def test_messages_speak_the_users_words() -> None:
     hot = Hardware.model_fields["hot_spares"]
     assert describe(hot.annotation, "Hardware", "hot_spares", hot) == (
         "a whole number from 0 to 512 or 'auto'")
+
+
+LLAMA_SHAPE = {"name": "my-8b", "layers": 32, "hidden_size": 4096, "attention_heads": 32,
+               "kv_heads": 8, "ffn_hidden_size": 14336, "vocab_size": 128256}
+
+
+def _inline(model: dict[str, object]) -> dict[str, object]:
+    return {**BASE, "workloads": [{**BASE["workloads"][0], "model": model}]}
+
+
+def test_an_inline_model_that_is_not_gelu_shaped_must_say_its_mlp() -> None:
+    # gelu was assumed silently: this Llama 3 8B shape was sized as 6.2 B parameters
+    with pytest.raises(PodplanError) as exc:
+        validate_data(_inline(LLAMA_SHAPE), "s.yaml", {})
+    (p,) = exc.value.problems
+    assert p.path == "workloads[0].model"
+    assert "mlp is required when ffn_hidden_size (14336) is not 4 x hidden_size" in p.message
+    validate_data(_inline({**LLAMA_SHAPE, "mlp": "swiglu"}), "s.yaml", {})
+
+
+def test_an_inline_gelu_default_is_a_note() -> None:
+    from generator.catalog.load import default_catalog
+    from generator.sizing.engine import size
+
+    gpt = {"name": "my-gpt", "layers": 4, "hidden_size": 512, "attention_heads": 8,
+           "vocab_size": 1000}
+    notes = size(Spec.model_validate(_inline(gpt)), default_catalog()).notes
+    assert any(n.startswith("model my-gpt: no mlp given, so gelu") for n in notes)
+    explicit = size(Spec.model_validate(_inline({**gpt, "mlp": "gelu"})), default_catalog())
+    assert not any("no mlp given" in n for n in explicit.notes)
+
+
+@pytest.mark.parametrize(("key", "meant"), [
+    ("activation", "mlp"), ("hidden_act", "mlp"), ("intermediate_size", "ffn_hidden_size"),
+    ("num_key_value_heads", "kv_heads"), ("num_hidden_layers", "layers")])
+def test_hugging_face_config_names_suggest_the_spec_field(key: str, meant: str) -> None:
+    # 'activation' was answered with "did you mean 'attention'?"
+    model = {**LLAMA_SHAPE, "mlp": "swiglu", key: 1}
+    with pytest.raises(PodplanError) as exc:
+        validate_data(_inline(model), "s.yaml", {})
+    hints = [p.hint for p in exc.value.problems if p.path.endswith(key)]
+    assert hints == [f"did you mean '{meant}'?"]
+
+
+def test_a_short_catalog_id_suggests_the_ids_it_starts() -> None:
+    # 'gpu: h100' and 'gpu: h200' were refused with no hint at all
+    from generator.spec.messages import did_you_mean
+
+    gpus = ["a100-sxm-80gb", "h100-nvl-94gb", "h100-pcie-80gb", "h100-sxm-80gb", "h200-sxm-141gb"]
+    assert did_you_mean("h200", gpus) == "did you mean 'h200-sxm-141gb'?"
+    assert did_you_mean("H100", gpus) == (
+        "did you mean one of 'h100-nvl-94gb', 'h100-pcie-80gb', 'h100-sxm-80gb'?")
+
+
+def test_a_fields_own_check_also_says_what_the_field_takes() -> None:
+    # 'hot_spares must be >= 0 or auto' came without the allowed line every other error has
+    with pytest.raises(PodplanError) as exc:
+        validate_data({**BASE, "hardware": {"hot_spares": -1}}, "s.yaml", {})
+    (p,) = exc.value.problems
+    assert p.allowed == "a whole number from 0 to 512 or 'auto'"
+    with pytest.raises(PodplanError) as exc:
+        validate_data({**BASE, "hardware": {"remove_nodes": ["gpu1", "gpu1"]}}, "s.yaml", {})
+    assert exc.value.problems[0].allowed is None  # 'a list, each item text' says nothing

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
+from generator.emit.report.labels import field_label
 from generator.emit.report.tables import Cell, Column, Table, plain
 
 
@@ -102,7 +103,7 @@ def _figure(value: float) -> str:
 
 
 def facts_table(table_id: str, caption: str, model: BaseModel, skip: tuple[str, ...] = ()) -> Table:
-    """Every scalar field of a plan model as a row, labelled by its description.
+    """Every scalar field of a plan model as a row, labelled in words (``labels``).
 
     Fields a later plan adds appear here without code changes.
     """
@@ -111,8 +112,8 @@ def facts_table(table_id: str, caption: str, model: BaseModel, skip: tuple[str, 
         value: Any = getattr(model, name)
         if name in skip or isinstance(value, list | dict | BaseModel) or value is None:
             continue
-        label = name.replace("_", " ")
-        if info.description:
+        label = field_label(type(model), name) or name.replace("_", " ")
+        if field_label(type(model), name) is None and info.description:
             label = f"{label}: {info.description.rstrip('.')}"
         if isinstance(value, bool):
             cell = plain("yes" if value else "no")

@@ -45,6 +45,27 @@ def _extra_fields() -> tuple[bool, bool]:
     return "part_number" in fields, "length_m" in fields
 
 
+def _bom_units(bom: BillOfMaterials) -> tuple[dict[str, int], dict[str, str]]:
+    """Units ordered (spares apart) and name per optic id and per cable part number.
+
+    Looked up by catalog id, every cable row (keyed by part number) found no line and the
+    optic rows found the spares line last (34 switch optics read '1'); one part number on
+    two lines (node and switch fibres of one length) adds up."""
+    units: dict[str, int] = defaultdict(int)
+    names: dict[str, list[str]] = defaultdict(list)
+    for line in bom.lines:
+        if line.category == "cables":
+            key, _, name = line.part.partition(": ")
+        elif line.category == "optics":
+            key, name = line.catalog_id, line.part
+        else:
+            continue
+        units[key] += line.quantity
+        if name not in names[key]:
+            names[key].append(name)
+    return dict(units), {k: "; ".join(v) for k, v in names.items()}
+
+
 def cabling_table(plan: ClusterPlan, bom: BillOfMaterials) -> Table:
     """Cables and optics per part, per network, beside the BOM's unit count."""
     has_number, with_length = _extra_fields()
@@ -66,7 +87,7 @@ def cabling_table(plan: ClusterPlan, bom: BillOfMaterials) -> Table:
     for (end, net), n in ends.items():
         if end:
             uses[(end, "optic / connector")][net] += n
-    names = {line.catalog_id: line for line in bom.lines}
+    units, names = _bom_units(bom)
     columns = [Column("Part"), Column("What"), Column("Used as"),
                *[Column(network_title(n), True) for n in nets], Column("Link ends", True),
                Column("BOM units", True)]
@@ -74,10 +95,9 @@ def cabling_table(plan: ClusterPlan, bom: BillOfMaterials) -> Table:
         columns.append(Column("Length (m)", True))
     rows = []
     for (part, role), per_net in sorted(uses.items()):
-        line = names.get(part)
-        row = [plain(part), plain(line.part if line else ""), plain(role),
+        row = [plain(part), plain(names.get(part, "")), plain(role),
                *[count(per_net.get(n, 0)) for n in nets], count(sum(per_net.values())),
-               count(line.quantity) if line else plain("")]
+               count(units[part]) if part in units else plain("")]
         if with_length:
             row.append(number(metres[part], 0) if role == "cable" else plain(""))
         rows.append(row)

@@ -108,10 +108,14 @@ def fabric_section(plan: ClusterPlan) -> Section:
     """Drawings and link tables for every network, then storage and addressing."""
     by_net = links_by_network(plan)
     f = plan.fabric
+    # without a fabric this read 'The compute fabric is built for 1 nodes ...; its subnet
+    # manager runs on UFM' beside a BOM with neither
+    fabric = (f"The compute fabric is built for {f.designed_nodes:,} node"
+              f"{'s' if f.designed_nodes != 1 else ''} ({f.su_nodes} per scalable unit); its "
+              f"subnet manager runs on {f.subnet_manager.upper()}." if f.tiers else
+              f"There is no compute fabric ({f.absent_because or 'no east-west NICs'}).")
     blocks: list[Block] = [
-        Para(f"{len(plan.switches):,} switches and {len(plan.links):,} cables. The compute "
-             f"fabric is built for {f.designed_nodes:,} nodes ({f.su_nodes} per scalable "
-             f"unit); its subnet manager runs on {f.subnet_manager.upper()}."),
+        Para(f"{len(plan.switches):,} switches and {len(plan.links):,} cables. {fabric}"),
         switch_table(plan, list(by_net)),
     ]
     base = endpoint_devices(plan)

@@ -38,8 +38,10 @@ def _time_card(plan: ClusterPlan) -> Card | None:
         return None
     rel = plan.reliability
     band = uncertainty_text(training[0]) if len(training) == 1 else ""
-    detail = (f"compute {hours(rel.compute_hours)}, goodput {rel.goodput:.1%}, "
-              f"{rel.expected_interruptions:.3g} expected interruptions{band}")
+    # the band belongs to the time: after the interruptions it read as theirs
+    n = rel.expected_interruptions
+    detail = (f"compute {hours(rel.compute_hours)}{band}, goodput {rel.goodput:.1%}, "
+              f"{f'{n:.3g}' if n >= 0.001 else 'under 0.001'} expected interruptions")
     return Card("Run time (wall-clock)", hours(rel.wallclock_hours), detail, "wallclock_hours",
                 rel.wallclock_hours)
 
@@ -67,8 +69,7 @@ def _cloud_cards(bom: BillOfMaterials) -> list[Card]:
 def _fabric_text(plan: ClusterPlan) -> str:
     f = plan.fabric
     if not f.tiers:  # "0-tier none fabric, 0/0/0 leaf/spine/core" said nothing
-        why = ("one node: its GPUs talk over NVLink" if len(plan.nodes_with_role("compute")) == 1
-               else "no east-west NICs")
+        why = f.absent_because or "no east-west NICs"
         return f"Ethernet and out-of-band only; no GPU fabric ({why})"
     return (f"{f.tiers}-tier {f.switch_model} fabric, {f.leaf_switches}/{f.spine_switches}/"
             f"{f.core_switches} leaf/spine/core")

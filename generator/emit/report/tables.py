@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from generator.bom.writers import money
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -41,10 +43,11 @@ class Table:
 
 
 def usd(x: float | None) -> Cell:
-    """Dollars without cents; ``n/a`` (sorting last) when unknown."""
+    """Dollars, with cents below $10,000 when there are any (a $4.50 cable shown as '$4'
+    made 24 x $4 = $108 in the BOM); ``n/a`` (sorting last) when unknown."""
     if x is None:
         return Cell("n/a", None)
-    return Cell(f"${x:,.0f}", x)
+    return Cell(f"${money(x)}", x)
 
 
 def count(n: int) -> Cell:

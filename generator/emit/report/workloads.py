@@ -67,9 +67,11 @@ def _inference_table(i: InferenceEstimate) -> Table:
     rows = [
         [plain("Layout"), plain(f"{i.replicas} replica(s) of TP{i.tp} PP{i.pp}{ep}")],
         [plain("GPUs"), count(i.gpus)],
-        [plain("Memory per GPU"), number(i.memory_gib_per_gpu, 1, "GiB")],
+        [plain(f"Memory per GPU in use at batch {i.max_batch} (weights, its KV cache, runtime)"),
+         number(i.memory_gib_per_gpu, 1, "GiB")],
         [plain("Fits in memory"), plain(_yes_no(i.fits))],
-        [plain("KV cache per replica"), Cell(f"{i.kv_cache_tokens:,} tokens", i.kv_cache_tokens)],
+        [plain("KV cache per replica (the engine's pool)"),
+         Cell(f"{i.kv_cache_tokens:,} tokens", i.kv_cache_tokens)],
         [plain("Meets latency SLOs"), plain(_yes_no(i.meets_slo))],
     ]
     return Table(f"wl-{i.name}", f"{i.name}: serving {i.model} on {i.engine}",
@@ -180,13 +182,24 @@ def workloads_section(plan: ClusterPlan) -> Section:
             blocks += [_inference_table(w), _operating_points(w)]
         notes: list[Any] = list(w.notes)
         if w.seed is not None:
-            notes.append(f"Seed rule of thumb ({w.seed.formula}): "
-                         + _seed_text(w.seed.gpus, w.seed.hours,
-                                      0 if isinstance(w, TrainingEstimate) else 1)
+            seed = (_training_seed(w.seed.gpus, w.seed.hours, w.gpus)
+                    if isinstance(w, TrainingEstimate) else _seed_text(w.seed.gpus, None, 1))
+            notes.append(f"Seed rule of thumb ({w.seed.formula}): {seed}"
                          + (f"; {w.seed.note}" if w.seed.note else ""))
         if notes:
             blocks.append(Notes(notes))
     return Section("workloads", "Workloads", blocks)
+
+
+def _training_seed(a100s: float | None, hrs: float | None, gpus: int) -> str:
+    """As podplan size words it: '39 GPUs, 58.7 h' read as 39 GPUs taking 58.7 h, while the
+    hours are on the plan's GPUs and the count is the A100s the deadline would need."""
+    parts = []
+    if hrs is not None:
+        parts.append(f"{hours(hrs)} on {gpus:,} GPUs")
+    if a100s is not None:
+        parts.append(f"{a100s:,.0f} A100s for the deadline")
+    return "; ".join(parts) or "no figure"
 
 
 def _seed_text(gpus: float | None, hrs: float | None, decimals: int = 0) -> str:

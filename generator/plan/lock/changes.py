@@ -113,6 +113,7 @@ def compare(
     racks: list[Rack],
     network: NetworkPlan,
     port_order: Callable[[str], dict[str, int]],
+    gpu: GpuChange | None = None,
 ) -> Outcome:
     """Check ``lock`` against the new plan; raise on moved identities, note the rest."""
     _check_identities(lock, now)
@@ -127,7 +128,7 @@ def compare(
             for n, a in sorted(retired.items(), key=lambda x: natural(x[0]))
         ],
     )
-    notes = _device_notes(lock, now, removed)
+    notes = _device_notes(lock, now, removed) + (_gpu_note(lock, now, gpu) if gpu else [])
     notes += _cable_notes(lock, now, links, racks, port_order)
     notes += _network_notes(lock, network)
     standing = {x.name for x in racks}
@@ -203,6 +204,33 @@ def _device_notes(lock: Lock, now: dict[str, Now], removed: list[str]) -> list[s
     return notes + _fabric_note(lock, now)
 
 
+@dataclass(frozen=True)
+class GpuChange:
+    """The locked and the planned GPU (catalog ids, Slurm GRES types) and the GPU nodes."""
+
+    locked: str
+    planned: str
+    nodes: int
+    locked_gres: str
+    planned_gres: str
+
+
+def _gpu_note(lock: Lock, now: dict[str, Now], g: GpuChange) -> list[str]:
+    """hardware.gpu changed on a built cluster: the nodes keep their names and addresses, so
+    nothing else said that every GPU server is bought again and Slurm's GPU type moves."""
+    if not g.locked or g.locked == g.planned:
+        return []
+    kept = [n for n, d in lock.devices.items() if d.role in ("compute", "spare") and n in now]
+    gres = (f"Slurm's GPU type changes (--gres=gpu:{g.locked_gres}:N becomes "
+            f"--gres=gpu:{g.planned_gres}:N)" if g.locked_gres != g.planned_gres
+            else "Slurm's GPU type stays")
+    return [
+        f"hardware.gpu {g.locked} -> {g.planned}: {hostlist(kept) or 'no built node'} keep "
+        f"their names, addresses, slots and cables but are {g.planned} servers now; the BOM "
+        f"buys {g.nodes} and reuses none of the {g.locked} ones; {gres}."
+    ]
+
+
 _TIER = {"compute-leaf": 1, "compute-spine": 2, "compute-core": 3}
 
 
@@ -239,15 +267,42 @@ def _cable_notes(
             by_device.setdefault(b, []).append(b_port)
             if a in now and now[a].role not in ("compute", "spare", "head", "mgmt", "login"):
                 by_device.setdefault(a, []).append(a_port)
+    out = _moved_off_removed(lost, here, lock, links)
     if not count:
-        return []
+        return out
     parts = [
         f"{dev} {_port_runs(ports, port_order(dev))}"
         for dev, ports in sorted(by_device.items(), key=lambda x: natural(x[0]))
     ]
     return [
         f"{count} cable(s) between devices that stay are re-cabled for the new design; the "
-        f"ports they leave (cabling.csv has their new ends): {'; '.join(parts)}."
+        f"ports they leave (cabling.csv has their new ends): {'; '.join(parts)}.",
+        *out,
+    ]
+
+
+def _moved_off_removed(
+    lost: set[tuple[str, str, str, str]], here: set[str], lock: Lock, links: list[Link]
+) -> list[str]:
+    """Cables from a device that stays to one the new design removes (a 1-tier fabric's
+    leaves when it grows into rail leaves and spines): the note listed the removed switches
+    but not that every node's fabric cable moves, which is a maintenance window."""
+    used = {(lk.a, lk.a_port) for lk in links} | {(lk.b, lk.b_port) for lk in links}
+    removed: set[str] = set()
+    moved: set[str] = set()
+    count = 0
+    for a, a_port, b, b_port in lost:
+        for mine, port, other in ((a, a_port, b), (b, b_port, a)):
+            gone = other in lock.devices and other not in here
+            if gone and mine in here and (mine, port) in used:
+                removed.add(other)
+                moved.add(mine)
+                count += 1
+    if not count:
+        return []
+    return [
+        f"{count} port(s) cabled to the removed {hostlist(removed)} take other cables now, "
+        f"on {hostlist(moved)} (cabling.csv has the new ends)."
     ]
 
 

@@ -78,6 +78,10 @@ class Lock:
     retired: dict[str, dict[str, str]]
     changes: list[str]
     lines: dict[str, int] = field(default_factory=dict)
+    gpu: str = ""
+    """The GPU the cluster was built with (empty in a lock written before it was kept)."""
+    storage_drive_tb: float = 0.0
+    """The drive size of the built storage nodes (0: not recorded)."""
 
     @cached_property
     def cable_keys(self) -> set[tuple[str, str, str, str]]:

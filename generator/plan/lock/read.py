@@ -103,7 +103,9 @@ def parse_lock(text: str, path: str) -> Lock:
     i = _start(r)
     seen: set[str] = set()
     handlers: dict[str, Callable[[_Reader, int, str, int], int]] = {
-        "lock": _format, "cluster": _cluster, "changes": _changes, "networks": _networks,
+        "lock": _format, "cluster": _cluster, "gpu": _gpu, "storage_drive_tb": _drive,
+        "changes": _changes,
+        "networks": _networks,
         "rails": _rails, "racks": _racks, "devices": _devices, "cables": _cables,
         "retired": _retired,
     }  # fmt: skip
@@ -120,7 +122,7 @@ def parse_lock(text: str, path: str) -> Lock:
         seen.add(key)
         r.lock.lines[key] = i + 1
         i = handlers[key](r, i, value.strip(), n)
-    missing = [k for k in handlers if k not in seen]
+    missing = [k for k in handlers if k not in seen and k not in OPTIONAL]
     if missing:
         r.fail(
             len(r.lines),
@@ -154,6 +156,26 @@ def _block(r: _Reader, i: int, n: int) -> int:
 def _format(r: _Reader, i: int, value: str, n: int) -> int:
     if value != str(LOCK_FORMAT):
         r.fail(i + 1, "lock", f"format {value!r} is not one this podplan reads", str(LOCK_FORMAT))
+    return i + 1
+
+
+OPTIONAL = ("gpu", "storage_drive_tb")
+"""Sections a lock written by an older podplan lacks."""
+
+
+def _gpu(r: _Reader, i: int, value: str, n: int) -> int:
+    r.lock.gpu = r.token(value, i + 1, "gpu")
+    return i + 1
+
+
+def _drive(r: _Reader, i: int, value: str, n: int) -> int:
+    try:
+        tb = float(value)
+    except ValueError:
+        tb = -1.0
+    if not 0 < tb < 1000:
+        r.fail(i + 1, "storage_drive_tb", f"{value!r} is not a drive size in TB")
+    r.lock.storage_drive_tb = tb
     return i + 1
 
 

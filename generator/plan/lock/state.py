@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from generator.plan.devices import switch_models
-from generator.plan.lock.changes import compare, devices_now
+from generator.plan.lock.changes import GpuChange, compare, devices_now
 from generator.plan.lock.ports import PortSpace
 from generator.plan.models import Link, NetworkPlan, Node, Rack, RetiredDevice, Switch
 from generator.plan.parts import Parts
@@ -59,5 +59,8 @@ def identity_notes(
         got = space.ports(device)
         return {name: i for i, name in enumerate(got[0])} if got else {}
 
-    done = compare(p.lock, devices_now(nodes, switches), links, racks, network, order)
+    old = p.pc.gpus.get(p.lock.gpu)
+    gpu = GpuChange(p.lock.gpu, p.spec.hardware.gpu, len(p.nodes.compute) + len(p.nodes.spares),
+                    old.slurm_gres_type if old else p.lock.gpu, p.gpu.slurm_gres_type)
+    done = compare(p.lock, devices_now(nodes, switches), links, racks, network, order, gpu)
     return LockState(list(done.notes), list(done.notes), done.retired)

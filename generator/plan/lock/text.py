@@ -5,6 +5,8 @@ gives the same data), so it diffs one line per device and one line per cable::
 
     lock: 1
     cluster: NAME
+    gpu: GPU                      # the catalog GPU the nodes were built with
+    storage_drive_tb: 3.84        # the drive size of the built storage nodes
     changes:                      # the last change to identities, as plan notes
       - "..."
     networks: {fabric: CIDR, frontend: CIDR, mgmt: CIDR, oob: CIDR}
@@ -70,7 +72,8 @@ def _flow(items: Iterable[tuple[str, object]]) -> str:
 def lock_text(plan: ClusterPlan) -> str:
     """The lock of ``plan`` (deterministic: a pure function of the plan)."""
     out = [commented_header(plan.spec_file) + "".join(f"# {x}\n" for x in EXPLAIN) + "---"]
-    out += [f"lock: {LOCK_FORMAT}", f"cluster: {plan.name}"]
+    out += [f"lock: {LOCK_FORMAT}", f"cluster: {plan.name}", f"gpu: {plan.sizing.gpu}",
+            f"storage_drive_tb: {plan.storage.drive_tb:g}"]
     if plan.identity_changes:
         out.append("changes:")
         out += [f"  - {json.dumps(c, ensure_ascii=True)}" for c in plan.identity_changes]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from generator.plan.heads import Management
 from generator.plan.network.fabric import SU_NODES, FabricGraph, FabricShape, shape_fabric
+from generator.plan.network.fabric_need import NO_NICS
 from generator.spec.models import Spec
 
 SUPERPOD = "DGX SuperPOD RA (S24)"
@@ -78,19 +79,11 @@ def design_notes(
     compute: int,
     spares: int,
     mgmt: Management,
+    absent: tuple[str, str] | None = None,
 ) -> list[str]:
     """Why the fabric looks the way it does."""
     if s.style == "none":
-        if compute + spares + spec.fabric.growth_nodes <= 1:
-            return [
-                "Smallest fabric rule: no InfiniBand fabric for a single node; its 8 GPUs talk "
-                "over NVLink/NVSwitch, so no fabric switch, NIC cable or subnet manager is "
-                "bought. Two or more nodes get at least two fabric switches (Dell's validated "
-                "design, seed 004), so one switch failure leaves every node on half its rails."
-            ]
-        return [
-            "The server has no east-west NICs: no compute fabric; GPU traffic uses the front end."
-        ]
+        return [absent[1] if absent else NO_NICS]
     fabric_nodes = compute + spares
     notes = [_shape_note(s, fabric_nodes)]
     if spec.fabric.growth_nodes:
