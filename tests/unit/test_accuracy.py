@@ -72,8 +72,9 @@ INFERENCE_LOSO_MEDIAN = 0.15
 INFERENCE_LOSO_WITHIN20 = 0.60
 """The inference stage cross-validated (14.1 %, 64 %, with every stage refitted after the
 output layer moved to the last pipeline stage; 13.7 %, 66 % on the earlier training fit;
-before the offline runs' finite request counts were modelled: 12.8 %, 64 %; earlier: 20.2 %, 50 %): six
-publications, one of which (TensorRT-LLM's performance overview) holds 28 of the 64 rows."""
+before the offline runs' finite request counts were modelled: 12.8 %, 64 %; earlier: 20.2 %,
+50 %): six publications, one of which (TensorRT-LLM's performance overview) holds 28 of
+the 64 rows."""
 INFERENCE_ROW_LIMIT = 0.40
 INFERENCE_MISSES = {
     **{i: "TensorRT-LLM v1.0's Llama 4 Maverick on 8 H100s runs at 0.55-0.7x the roofline "
