@@ -48,6 +48,14 @@ def _sig3(x: float) -> str:
     return text.rstrip(".")
 
 
+def _tokens(n: float) -> str:
+    """A token count in words an architect reads at a glance ('2.00 B', not '2e+09')."""
+    for scale, word in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
+        if n >= scale:
+            return f"{_sig3(n / scale)} {word}"
+    return f"{n:,.0f}"
+
+
 def _unit(h: float) -> tuple[str, float]:
     """The unit a duration reads best in: hours, minutes or seconds."""
     if h >= 100 / 60:
@@ -106,7 +114,7 @@ def training_block(t: TrainingEstimate) -> list[str]:
             f"{m.activations_gib:.1f}, overhead {m.overhead_gib:.1f})"),
         _kv("step time", f"{t.step_time_s:#.4g} s x {t.steps:,} steps"),
         _kv("tokens/s per GPU", f"{t.tokens_per_second_per_gpu:,.0f}  (MFU {100 * t.mfu:.1f} %)"),
-        _kv("processed tokens", f"{t.processed_tokens:,.3g}"),
+        _kv("processed tokens", _tokens(t.processed_tokens)),
         *_time_lines(t),
         _kv("checkpoint", f"{t.checkpoint_gb:,.1f} GB"),
     ]

@@ -218,3 +218,21 @@ def test_a_training_framework_on_a_serving_workload_is_named_as_unused() -> None
     assert ("framework: nemo does not apply to serving; the engine is tensorrt-llm "
             "(engine: tensorrt-llm | vllm)") in i.notes
     assert not any("framework" in n for n in size(spec(CHAT), CATALOG).inference[0].notes)
+
+
+def test_a_missed_deadline_reads_in_hours_and_says_when_the_size_was_fixed() -> None:
+    # 1e12 tokens of an 8B model on a fixed 12 GPUs take thousands of hours: the note gave
+    # '2.58e+03 h' and called a single fixed size 'no size meets'; the size table '1e+12'.
+    big = {"name": "pre", "kind": "pretrain", "model": "llama3.1-8b", "tokens": 1e12,
+           "deadline_hours": 500}
+    r = size(spec(big, gpus=12), CATALOG)
+    t = r.training[0]
+    assert t.meets_deadline is False
+    fixed = [n for n in t.notes if "deadline" in n]
+    assert fixed == [f"the 500 h deadline is missed on the fixed size: 12 GPUs at "
+                     f"{t.time_hours:,.0f} h wall-clock"]
+    searched = size(spec({**big, "deadline_hours": 1}), CATALOG).training[0]
+    assert any(n.startswith("no size meets the 1 h deadline; the fastest found is ")
+               and "e+" not in n for n in searched.notes), searched.notes
+    text = format_table(r)
+    assert "processed tokens      1.00 T" in text and "e+" not in text

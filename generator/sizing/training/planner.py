@@ -356,13 +356,20 @@ def plan(
                      duration or (lambda e: e.step_s * job.steps))
 
 
+def _hours(h: float) -> str:
+    """'2,578 h' or '5.16 h': hours without an exponent (notes are read, not parsed)."""
+    return f"{h:,.0f} h" if h >= 100 else f"{h:.3g} h"
+
+
 def _plan(
     job: Job, sizes: Iterable[int], searcher: Searcher, deadline_s: float | None,
     seconds_of: Duration,
 ) -> Plan:
     fastest: tuple[float, SizeResult] | None = None
     last: SizeResult | None = None
+    tried = 0
     for n in sizes:
+        tried += 1
         res = last = searcher.size(n)
         if res.best is None:
             continue
@@ -375,8 +382,10 @@ def _plan(
             fastest = (seconds, res)
     if fastest is not None and deadline_s is not None:
         seconds, res = fastest
-        note = (f"no size meets the {deadline_s / 3600:.3g} h deadline; the fastest found is "
-                f"{res.gpus} GPUs at {seconds / 3600:.3g} h wall-clock")
+        took = f"{res.gpus} GPUs at {_hours(seconds / 3600)} wall-clock"
+        note = (f"no size meets the {_hours(deadline_s / 3600)} deadline; the fastest found is "
+                f"{took}" if tried > 1 else
+                f"the {_hours(deadline_s / 3600)} deadline is missed on the fixed size: {took}")
         return Plan(res, True, False, [note])
     if last is None:
         raise ValueError("plan() needs at least one candidate size")
