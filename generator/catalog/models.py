@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from generator.spec.models import Attention, Mlp
+from generator.spec.architecture import Attention, Mlp
 
 
 class Status(StrEnum):

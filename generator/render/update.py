@@ -23,7 +23,8 @@ from generator.emit.stack_secrets import is_stack_file, load_stack, merge_stack
 from generator.errors import PodplanError
 from generator.render.files import OutFile, carries_provenance
 from generator.render.manifest import Manifest, read_manifest, sha256_bytes
-from generator.render.write import cannot_write, check_root, commit, pending
+from generator.render.oserrors import cannot_write
+from generator.render.write import check_root, commit, pending
 
 
 @dataclass(frozen=True)

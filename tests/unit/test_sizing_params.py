@@ -17,7 +17,7 @@ from generator.sizing.model.params import (
     non_embedding_params,
     total_params,
 )
-from generator.spec.models import InlineArchitecture, Mlp
+from generator.spec.architecture import InlineArchitecture, Mlp
 from tests.unit.sizing_models import (
     GPT3_175B,
     LLAMA2_7B,

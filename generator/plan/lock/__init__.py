@@ -6,8 +6,9 @@ devices removed so far (``retired``) and the last identity change. ``podplan pla
 from the output tree and keeps all of it; new devices get new names, free addresses, free
 rack slots and free ports. ``--fresh`` ignores it.
 
-Modules: ``model`` (the parsed lock), ``text`` (writing and reading the file, errors with
-the file's line), ``names`` (which devices stay, which are new, which go), ``racks`` (new
-devices into free rack space), ``ports`` (cables kept on their ports), ``changes`` (what
-moved, as notes, and what cannot move, as errors).
+Modules: ``model`` (the parsed lock), ``text`` (writing the file), ``read`` (reading it
+back, with ``reader``'s checked line reader, errors at the file's line), ``names`` (which
+devices stay, which are new, which go), ``racks`` (new devices into free rack space),
+``ports`` (cables kept on their ports), ``changes`` (what moved, as notes, and what cannot
+move, as errors).
 """

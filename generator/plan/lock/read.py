@@ -13,7 +13,6 @@ import json
 import re
 from collections.abc import Callable
 
-from generator.errors import PodplanError, Problem
 from generator.plan.lock.model import (
     ADDRESS_KEYS,
     LOCK_FORMAT,
@@ -25,84 +24,21 @@ from generator.plan.lock.model import (
     LockedDevice,
     LockedRack,
 )
+from generator.plan.lock.reader import NAME, Reader
 from generator.plan.lock.text import SITE
 from generator.plan.network.fabric import SU_NODES
 
-_NAME = r"[A-Za-z0-9][A-Za-z0-9._/-]*"
-_TOKEN = re.compile(_NAME)
-_CABLE = re.compile(rf"    ({_NAME}): ({_NAME}) ({_NAME})")
-_CABLE_BLOCK = re.compile(rf"(?:  {_NAME}:\n(?:    {_NAME}: {_NAME} {_NAME}\n)*)*")
-_CABLE_ROWS = re.compile(rf"^  ({_NAME}):$|^    ({_NAME}): ({_NAME}) ({_NAME})$", re.M)
-_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
-_IPV4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
-
-
-class _Reader:
-    """Reads the fixed layout; ``fail`` raises a ``PodplanError`` naming the line."""
-
-    def __init__(self, text: str, path: str) -> None:
-        self.lines = text.split("\n")
-        self.path = path
-        self.lock = Lock(path, "", {}, [], {}, {}, [], {}, [])
-        self.addresses: dict[tuple[str, str], str] = {}
-
-    def fail(self, line: int, where: str, message: str, allowed: str | None = None) -> None:
-        raise PodplanError(
-            "the plan lock cannot be read",
-            self.path,
-            [
-                Problem(
-                    path=where,
-                    message=message,
-                    line=line,
-                    allowed=allowed,
-                    hint=(
-                        "podplan writes this file; restore it from git (git checkout -- "
-                        f"{self.path}), or plan with --fresh --force to number every device "
-                        "afresh and replace it"
-                    ),
-                )
-            ],
-        )
-
-    def token(self, value: str, line: int, where: str) -> str:
-        if not _TOKEN.fullmatch(value):
-            self.fail(line, where, f"{value!r} is not a name", "letters, digits, . _ / -")
-        return value
-
-    def number(self, value: str, line: int, where: str) -> int:
-        if not value.isdigit() or int(value) < 1:
-            self.fail(line, where, f"{value!r} is not a whole number", "1, 2, 3 ...")
-        return int(value)
-
-    def flow(self, text: str, line: int, where: str, keys: tuple[str, ...]) -> dict[str, str]:
-        if not (text.startswith("{") and text.endswith("}")):
-            self.fail(line, where, f"expected {{key: value, ...}}, found {text!r}")
-        out: dict[str, str] = {}
-        body = text[1:-1].strip()
-        for item in body.split(", ") if body else []:
-            key, sep, value = item.partition(": ")
-            if not sep or key not in keys or key in out:
-                why = "repeated" if key in out else "unknown"
-                self.fail(line, f"{where}.{key}", f"{why} key {key!r}", ", ".join(keys))
-            out[key] = value.strip()
-        return out
-
-    def address(self, value: str, line: int, where: str, net: str, owner: str) -> str:
-        if not _IPV4.fullmatch(value):
-            self.fail(line, where, f"{value!r} is not an IPv4 address")
-        other = self.addresses.setdefault((net, value), owner)
-        if other != owner:
-            self.fail(line, where, f"{value} is also the {net} address of {other}")
-        return value
+_CABLE = re.compile(rf"    ({NAME}): ({NAME}) ({NAME})")
+_CABLE_BLOCK = re.compile(rf"(?:  {NAME}:\n(?:    {NAME}: {NAME} {NAME}\n)*)*")
+_CABLE_ROWS = re.compile(rf"^  ({NAME}):$|^    ({NAME}): ({NAME}) ({NAME})$", re.M)
 
 
 def parse_lock(text: str, path: str) -> Lock:
     """Read a lock; any deviation from the layout or a bad value is a located error."""
-    r = _Reader(text, path)
+    r = Reader(text, path)
     i = _start(r)
     seen: set[str] = set()
-    handlers: dict[str, Callable[[_Reader, int, str, int], int]] = {
+    handlers: dict[str, Callable[[Reader, int, str, int], int]] = {
         "lock": _format, "cluster": _cluster, "gpu": _gpu, "storage_drive_tb": _drive,
         "changes": _changes,
         "networks": _networks,
@@ -134,7 +70,7 @@ def parse_lock(text: str, path: str) -> Lock:
     return r.lock
 
 
-def _start(r: _Reader) -> int:
+def _start(r: Reader) -> int:
     for i, raw in enumerate(r.lines):
         if raw.strip() == "---":
             return i + 1
@@ -144,7 +80,7 @@ def _start(r: _Reader) -> int:
     return 0
 
 
-def _block(r: _Reader, i: int, n: int) -> int:
+def _block(r: Reader, i: int, n: int) -> int:
     """Index after the indented lines following line ``i``."""
     j = i + 1
     lines = r.lines
@@ -153,7 +89,7 @@ def _block(r: _Reader, i: int, n: int) -> int:
     return j
 
 
-def _format(r: _Reader, i: int, value: str, n: int) -> int:
+def _format(r: Reader, i: int, value: str, n: int) -> int:
     if value != str(LOCK_FORMAT):
         r.fail(i + 1, "lock", f"format {value!r} is not one this podplan reads", str(LOCK_FORMAT))
     return i + 1
@@ -163,12 +99,12 @@ OPTIONAL = ("gpu", "storage_drive_tb")
 """Sections a lock written by an older podplan lacks."""
 
 
-def _gpu(r: _Reader, i: int, value: str, n: int) -> int:
+def _gpu(r: Reader, i: int, value: str, n: int) -> int:
     r.lock.gpu = r.token(value, i + 1, "gpu")
     return i + 1
 
 
-def _drive(r: _Reader, i: int, value: str, n: int) -> int:
+def _drive(r: Reader, i: int, value: str, n: int) -> int:
     try:
         tb = float(value)
     except ValueError:
@@ -179,12 +115,12 @@ def _drive(r: _Reader, i: int, value: str, n: int) -> int:
     return i + 1
 
 
-def _cluster(r: _Reader, i: int, value: str, n: int) -> int:
+def _cluster(r: Reader, i: int, value: str, n: int) -> int:
     r.lock.cluster = r.token(value, i + 1, "cluster")
     return i + 1
 
 
-def _changes(r: _Reader, i: int, value: str, n: int) -> int:
+def _changes(r: Reader, i: int, value: str, n: int) -> int:
     if value == "[]":
         return i + 1
     end = _block(r, i, n)
@@ -204,7 +140,7 @@ def _changes(r: _Reader, i: int, value: str, n: int) -> int:
     return end
 
 
-def _networks(r: _Reader, i: int, value: str, n: int) -> int:
+def _networks(r: Reader, i: int, value: str, n: int) -> int:
     items = r.flow(value, i + 1, "networks", ("fabric", "frontend", "mgmt", "oob"))
     for key, cidr in items.items():
         try:
@@ -217,7 +153,7 @@ def _networks(r: _Reader, i: int, value: str, n: int) -> int:
     return i + 1
 
 
-def _rails(r: _Reader, i: int, value: str, n: int) -> int:
+def _rails(r: Reader, i: int, value: str, n: int) -> int:
     if not (value.startswith("[") and value.endswith("]")):
         r.fail(i + 1, "rails", f"expected [CIDR, ...], found {value!r}")
     body = value[1:-1].strip()
@@ -230,7 +166,7 @@ def _rails(r: _Reader, i: int, value: str, n: int) -> int:
     return i + 1
 
 
-def _entries(r: _Reader, i: int, value: str, n: int, section: str) -> tuple[int, list[int]]:
+def _entries(r: Reader, i: int, value: str, n: int, section: str) -> tuple[int, list[int]]:
     """Line indexes of the ``  name: {...}`` entries of a mapping section."""
     if value == "{}":
         return i + 1, []
@@ -240,7 +176,7 @@ def _entries(r: _Reader, i: int, value: str, n: int, section: str) -> tuple[int,
     return end, [j for j in range(i + 1, end) if r.lines[j]]
 
 
-def _entry(r: _Reader, j: int, section: str) -> tuple[str, str]:
+def _entry(r: Reader, j: int, section: str) -> tuple[str, str]:
     raw = r.lines[j]
     if not raw.startswith("  ") or raw.startswith("   "):
         r.fail(j + 1, section, f"expected '  name: {{...}}', found {raw.strip()[:60]!r}")
@@ -250,7 +186,7 @@ def _entry(r: _Reader, j: int, section: str) -> tuple[str, str]:
     return r.token(name, j + 1, section), rest
 
 
-def _racks(r: _Reader, i: int, value: str, n: int) -> int:
+def _racks(r: Reader, i: int, value: str, n: int) -> int:
     end, rows = _entries(r, i, value, n, "racks")
     spots: dict[tuple[int, int], str] = {}
     for j in rows:
@@ -276,7 +212,7 @@ def _racks(r: _Reader, i: int, value: str, n: int) -> int:
 _DEVICE_KEYS = ("role", "model", "rack", "u", "su", "slot", *ADDRESS_KEYS)
 
 
-def _devices(r: _Reader, i: int, value: str, n: int) -> int:
+def _devices(r: Reader, i: int, value: str, n: int) -> int:
     end, rows = _entries(r, i, value, n, "devices")
     roles = (*NODE_ROLES, *SWITCH_ROLES)
     for j in rows:
@@ -307,7 +243,7 @@ def _devices(r: _Reader, i: int, value: str, n: int) -> int:
     return end
 
 
-def _cables(r: _Reader, i: int, value: str, n: int) -> int:
+def _cables(r: Reader, i: int, value: str, n: int) -> int:
     if value == "{}":
         return i + 1
     end = _block(r, i, n)
@@ -317,7 +253,7 @@ def _cables(r: _Reader, i: int, value: str, n: int) -> int:
     return end
 
 
-def _fast_cables(r: _Reader, start: int, end: int) -> bool:
+def _fast_cables(r: Reader, start: int, end: int) -> bool:
     """The whole block checked by one regular expression and split by another; False
     (nothing kept) when it does not match or repeats a port, for ``_check_cables`` to
     locate why."""
@@ -346,7 +282,7 @@ def _b_end(c: Cable) -> tuple[str, str]:
     return c.b, c.b_port
 
 
-def _check_cables(r: _Reader, i: int, end: int) -> None:
+def _check_cables(r: Reader, i: int, end: int) -> None:
     """Line by line, naming the first line that is wrong."""
     lines, cables = r.lines, r.lock.cables
     switch = ""
@@ -382,7 +318,7 @@ def _check_cables(r: _Reader, i: int, end: int) -> None:
             )
 
 
-def _retired(r: _Reader, i: int, value: str, n: int) -> int:
+def _retired(r: Reader, i: int, value: str, n: int) -> int:
     end, rows = _entries(r, i, value, n, "retired")
     for j in rows:
         name, rest = _entry(r, j, "retired")
@@ -397,7 +333,7 @@ def _retired(r: _Reader, i: int, value: str, n: int) -> int:
     return end
 
 
-def _check_references(r: _Reader) -> None:
+def _check_references(r: Reader) -> None:
     """Racks named by devices exist; cables join known devices (or a rack's PDU)."""
     lock = r.lock
     for d in lock.devices.values():

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from generator.catalog.load import Catalog
 from generator.catalog.models import ModelArchitecture
 from generator.errors import PodplanError
-from generator.spec.models import Attention, InlineArchitecture, Mlp
+from generator.spec.architecture import Attention, InlineArchitecture, Mlp
 
 
 @dataclass(frozen=True, slots=True)
