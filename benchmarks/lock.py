@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import TypeVar
 
 from benchmarks.speed import Timing, format_timings
+from benchmarks.synthetic_plan import plan_for
 from generator.catalog.load import default_catalog
 from generator.gcpause import gc_paused
 from generator.plan.lock.read import parse_lock
 from generator.plan.lock.text import lock_text, natural
-from generator.plan.speed import plan_for
 
 T = TypeVar("T")
 NODES = (8, 128, 2048)

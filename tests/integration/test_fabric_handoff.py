@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.synthetic_plan import plan_for
 from generator.catalog.load import default_catalog
 from generator.emit.fabric import P2P_COLUMNS, ib_links, ibnl_definitions, p2p_csv, topology
-from generator.plan.speed import plan_for
 
 CASES = {
     "dell8-config2": (8, {"hardware": {"east_west_nics_per_node": 4}}),

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks.synthetic_plan import plan_for
 from generator.catalog.load import default_catalog
 from generator.plan.lock.model import Lock
 from generator.plan.lock.read import parse_lock
 from generator.plan.lock.text import lock_text
 from generator.plan.models import ClusterPlan
-from generator.plan.speed import plan_for
 
 NAME = "grow"
 Identity = dict[str, object]

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.synthetic_plan import plan_for
 from generator.bom import build_bom, load_price_book
 from generator.catalog.load import default_catalog
 from generator.errors import PodplanError
-from generator.plan.speed import plan_for
 
 
 def _line(bom: object, item: str):  # type: ignore[no-untyped-def]

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
+from benchmarks.synthetic_plan import plan_for
 from generator.bom import BillOfMaterials, build_bom, format_bom, load_price_book
 from generator.catalog.load import default_catalog
-from generator.plan.speed import plan_for
 
 
 @pytest.fixture(scope="module")

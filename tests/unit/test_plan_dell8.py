@@ -6,11 +6,11 @@ from collections import Counter
 
 import pytest
 
+from benchmarks.synthetic_plan import synthetic_sizing, synthetic_spec
 from generator.catalog.load import default_catalog
 from generator.plan.build import build_plan
 from generator.plan.invariants import plan_problems
 from generator.plan.models import ClusterPlan
-from generator.plan.speed import synthetic_sizing, synthetic_spec
 
 DELL = {
     "workloads": [

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
+from benchmarks.synthetic_plan import plan_for
 from generator.catalog.load import default_catalog
 from generator.errors import PodplanError
 from generator.plan.facility.racks import Device, servers_per_rack
-from generator.plan.speed import plan_for
 
 
 def _error(nodes: int, **sections: Any) -> PodplanError:

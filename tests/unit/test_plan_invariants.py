@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from benchmarks.synthetic_plan import plan_for
 from generator.catalog.load import default_catalog
 from generator.plan.invariants import plan_problems
 from generator.plan.models import ClusterPlan, Link
-from generator.plan.speed import plan_for
 
 CASES: dict[str, tuple[int, dict[str, Any]]] = {
     "dell8-config1": (8, {}),

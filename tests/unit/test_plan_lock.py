@@ -9,12 +9,12 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.synthetic_plan import plan_for
 from generator.catalog.load import default_catalog
 from generator.plan.invariants import plan_problems
 from generator.plan.lock.model import Lock
 from generator.plan.lock.text import lock_text
 from generator.plan.models import ClusterPlan
-from generator.plan.speed import plan_for
 from tests.unit.lockhelp import addresses, cables, identities, moved, plan, racks, relock
 from tests.unit.test_plan_sweep import _sized
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.synthetic_plan import plan_for
 from generator import pipeline
 from generator.bom import build_bom, load_price_book
 from generator.catalog.load import default_catalog
 from generator.errors import PodplanError
 from generator.plan.invariants import plan_problems
-from generator.plan.speed import plan_for
 
 DGX = {"server": "dgx-h100", "gpu": "h100-sxm-80gb", "hot_spares": 0}
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.synthetic_plan import plan_for
 from generator import pipeline
 from generator.catalog.load import default_catalog
 from generator.errors import PodplanError
 from generator.plan.network.addressing import GROWTH
-from generator.plan.speed import plan_for
 from tests.unit.lockhelp import identities, moved, relock
 from tests.unit.lockhelp import plan as lock_plan
 

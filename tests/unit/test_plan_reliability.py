@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from benchmarks.synthetic_plan import synthetic_sizing
 from generator.catalog.load import default_catalog
 from generator.plan.catalog_models import FailureStats
 from generator.plan.reliability import (
@@ -16,7 +17,6 @@ from generator.plan.reliability import (
     plan_reliability,
     reliability_note,
 )
-from generator.plan.speed import synthetic_sizing
 
 
 def _stats() -> FailureStats:

@@ -8,10 +8,10 @@ import io
 import pytest
 import yaml
 
+from benchmarks.synthetic_plan import plan_for, time_plan
 from generator.bom import build_bom, load_price_book
 from generator.catalog.load import default_catalog
 from generator.emit.reports import dump_plan_yaml, emit_reports, plan_document
-from generator.plan.speed import plan_for, time_plan
 from generator.render.files import OutFile
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ipaddress
 
+from benchmarks.synthetic_plan import plan_for
 from generator.catalog.load import default_catalog
-from generator.plan.speed import plan_for
 
 
 def test_slurm_layout_from_the_catalog() -> None:

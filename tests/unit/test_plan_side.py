@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.synthetic_plan import plan_for, synthetic_spec
 from generator import pipeline
 from generator.bom import build_bom, load_price_book
 from generator.catalog.load import default_catalog
 from generator.errors import PodplanError
 from generator.plan.catalog_models import PlanCatalog
-from generator.plan.speed import plan_for, synthetic_spec
 
 
 def test_inband_is_a_documented_front_end_vlan_with_lacp_fallback() -> None:

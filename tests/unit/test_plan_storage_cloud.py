@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks.synthetic_plan import plan_for, synthetic_sizing, synthetic_spec
 from generator.catalog.load import default_catalog
 from generator.errors import PodplanError
 from generator.plan.catalog_models import CloudFilesystemModel, PlanCatalog, StorageModel
 from generator.plan.cloud import TIB_PER_TB, size_filesystem
 from generator.plan.models import StoragePlan
-from generator.plan.speed import plan_for, synthetic_sizing, synthetic_spec
 from generator.plan.storage import STORAGE_MODEL, guided_gbps, plan_storage
 from generator.sizing.result import SizingResult
 from generator.spec.models import Spec

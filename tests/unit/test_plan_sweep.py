@@ -13,13 +13,13 @@ from functools import cache
 
 import pytest
 
+from benchmarks.synthetic_plan import plan_for
 from generator import pipeline
 from generator.bom import build_bom, load_price_book
 from generator.catalog.load import default_catalog
 from generator.emit.fabric import ib_links, p2p_csv, topology
 from generator.plan.invariants import plan_problems
 from generator.plan.models import ClusterPlan
-from generator.plan.speed import plan_for
 from tests.conftest import EXAMPLES, REPO
 
 SIZES = [1, 2, 4, 8, 16, 32, 64, 127, 128, 256, 1024, 2048]
