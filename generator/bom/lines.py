@@ -20,6 +20,7 @@ def make_line(
     unit_usd: float | None = None,
     note: str = "",
     source: str | None = None,
+    part_number: str | None = None,
 ) -> BomLine:
     item = book.get(item_id)
     if unit_usd is None and item is not None:
@@ -29,6 +30,7 @@ def make_line(
     return BomLine(
         category=category,
         part=part or (item.name if item else item_id),
+        part_number=book.part_numbers.get(item_id, "") if part_number is None else part_number,
         catalog_id=item_id,
         quantity=qty,
         unit=unit or (item.unit if item else "unit"),

@@ -16,6 +16,10 @@ class BomLine(_Frozen):
 
     category: str
     part: str = Field(description="Human-readable part name.")
+    part_number: str = Field(
+        default="",
+        description="Orderable part number (NVIDIA OPN, cable PN); '' = sold by quote/proposal.",
+    )
     catalog_id: str = Field(description="Price-book / catalog id ('' when not in either).")
     quantity: int
     unit: str = Field(description="What one unit is: node, switch, module, cable, rack ...")
@@ -24,6 +28,11 @@ class BomLine(_Frozen):
     source: str = Field(description="Where the price comes from (price book id and sources).")
     estimate: bool = True
     note: str = ""
+    uses: dict[str, int] = Field(
+        default_factory=dict,
+        description="Catalog id -> quantity when one part number serves several catalog "
+        "entries (one fibre for node and switch links); empty = all under catalog_id.",
+    )
 
 
 class CloudCost(_Frozen):

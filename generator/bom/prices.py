@@ -48,6 +48,9 @@ class PriceBook:
     """Server id -> (name, fabric NIC rate in Gb/s): the compute line names the system and
     says when the catalog cables its fabric with faster parts than the server's NICs."""
     nic_gbps: dict[str, int] = field(default_factory=dict)
+    part_numbers: dict[str, str] = field(default_factory=dict)
+    """Catalog id -> orderable part number (NIC, optic and switch OPNs) where the catalog
+    has one; Dell servers, switches and optics are sold by proposal and have none."""
 
     @property
     def shared_parts(self) -> set[str]:
@@ -189,14 +192,28 @@ def load_price_book(catalog: Catalog, override: Path | None) -> PriceBook:
     nics = {k: str((v or {}).get("name", k)) for k, v in raw_nics.items()}
     speeds = {k: int((v or {}).get("port_speed_gbps") or 0) for k, v in raw_nics.items()}
     named = {k: (v.name, v.east_west_nic_gbps or 0) for k, v in servers.items()}
+    optics = catalog.family("optics", OpticModel)
     return PriceBook(
         items,
         frozenset(changed),
         str(override) if override is not None else None,
-        catalog.family("optics", OpticModel),
+        optics,
         catalog.family("media", MediaModel),
         psus,
         nics,
         named,
         speeds,
+        _part_numbers(catalog, optics),
     )
+
+
+def _part_numbers(catalog: Catalog, optics: dict[str, OpticModel]) -> dict[str, str]:
+    """Orderable part numbers by catalog id: NIC and switch ``opn`` fields, optic OPNs. An
+    optic whose OPN is a placeholder ("(Dell SKU per quote)") has none."""
+    out: dict[str, str] = {}
+    for family in ("nics", "switches"):
+        for k, v in catalog.raw(family)["items"].items():
+            if (v or {}).get("opn"):
+                out[k] = str(v["opn"])
+    out.update({k: o.opn for k, o in optics.items() if o.opn and not o.opn.startswith("(")})
+    return out

@@ -19,6 +19,7 @@ from generator.render.files import header_lines, regenerate_command
 CSV_COLUMNS = [
     "category",
     "part",
+    "part_number",
     "catalog_id",
     "quantity",
     "unit",
@@ -189,14 +190,15 @@ def to_markdown(bom: BillOfMaterials) -> str:
         f"- **Capex: {_usd(bom.capex_usd)} USD** ({bom.unpriced_lines} line(s) without a price)",
         *(f"- Without a price (quote these): {name}" for name in s["unpriced"]),
         "",
-        "| Category | Part | Qty | Unit USD | Extended USD | Source |",
-        "|---|---|---:|---:|---:|---|",
+        "| Category | Part | Part number | Qty | Unit USD | Extended USD | Source | Note |",
+        "|---|---|---|---:|---:|---:|---|---|",
     ]
     for line in bom.lines:
         out.append(
-            f"| {line.category} | {_md_escape(line.part)} | {line.quantity:,} | "
+            f"| {line.category} | {_md_escape(line.part)} | "
+            f"{_md_escape(line.part_number or 'per quote')} | {line.quantity:,} | "
             f"{_line_usd(line.unit_usd)} | {_line_usd(line.extended_usd)} | "
-            f"{_md_escape(line.source)} |"
+            f"{_md_escape(line.source)} | {_md_escape(line.note)} |"
         )
     out += [
         "",

@@ -144,12 +144,20 @@ def _links(ends: Ends) -> set[tuple[str, str]]:
 
 
 def _bom_lines(doc: dict[str, Any]) -> dict[str, tuple[float, float]]:
+    """(quantity, extended USD) per category and catalog id. A line that one part number
+    orders for several catalog ids (``uses``, since one fibre part number is one BOM line)
+    is split back per id at its unit price, so outputs from before and after that change
+    compare by the same keys."""
     out: dict[str, tuple[float, float]] = {}
     for line in doc.get("lines") or []:
-        key = f"{line.get('category')} {line.get('catalog_id') or line.get('part')}"
-        qty, ext = out.get(key, (0.0, 0.0))
-        out[key] = (qty + float(line.get("quantity") or 0),
-                    ext + float(line.get("extended_usd") or 0))
+        uses = line.get("uses") or {line.get("catalog_id") or line.get("part"): None}
+        for item, used in uses.items():
+            key = f"{line.get('category')} {item}"
+            qty = float(line.get("quantity") or 0) if used is None else float(used)
+            ext = (float(line.get("extended_usd") or 0) if used is None
+                   else qty * float(line.get("unit_usd") or 0))
+            had_qty, had_ext = out.get(key, (0.0, 0.0))
+            out[key] = (had_qty + qty, had_ext + ext)
     return out
 
 

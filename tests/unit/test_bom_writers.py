@@ -60,7 +60,7 @@ def test_bom_json_carries_the_issue_keys(bom: BillOfMaterials) -> None:
 
 def test_csv_is_plain_csv_with_provenance_columns(bom: BillOfMaterials) -> None:
     text = format_bom(bom, "csv")
-    assert text.startswith("category,part,catalog_id,quantity,")
+    assert text.startswith("category,part,part_number,catalog_id,quantity,")
     assert not any(line.startswith("#") for line in text.splitlines())
     rows = list(csv.DictReader(io.StringIO(text)))
     assert len(rows) == len(bom.lines) + 1
@@ -160,9 +160,9 @@ def test_quantity_times_unit_price_is_the_extended_price_as_printed(
     checked = 0
     for row in md.splitlines():
         cells = [c.strip() for c in row.split("|")[1:-1]]
-        if len(cells) != 6 or not cells[2].replace(",", "").isdigit() or cells[3] == "n/a":
+        if len(cells) != 8 or not cells[3].replace(",", "").isdigit() or cells[4] == "n/a":
             continue
-        qty, unit, ext = (float(cells[i].replace(",", "")) for i in (2, 3, 4))
+        qty, unit, ext = (float(cells[i].replace(",", "")) for i in (3, 4, 5))
         if ext < 10_000:  # larger figures are whole dollars
             assert abs(qty * unit - ext) < 0.01, row
             checked += 1

@@ -80,6 +80,6 @@ def test_drawing_names_the_bundles_and_has_a_title(tmp: str) -> None:
     view = network_view(plan, "compute", [x for x in plan.links if x.network == "compute"])
     svg = draw_network(view, "t", "Compute fabric", "words")
     assert svg.startswith('<svg class="net"') and "<title id=\"t-t\">Compute fabric</title>" in svg
-    assert "× QM9790" in svg
+    assert "× Quantum-2 QM9790" in svg
     for n in view.bundles.values():
         assert f">{n:,}<" in svg

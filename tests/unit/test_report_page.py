@@ -83,7 +83,7 @@ def test_rack_over_its_limits_says_so_in_words() -> None:
     svg = draw_rack(rack, device_info(plan))
     assert "12.5/10 kW OVER" in svg
     assert "<title>Rack rx: 1 GPU node; 12.5 of 10 kW; 6 of 42 U used</title>" in svg
-    assert "gpu001 · XE9680" in svg
+    assert "gpu001 · PowerEdge XE9680" in svg
 
 
 def test_inference_only_plan_renders() -> None:
@@ -189,7 +189,20 @@ def test_cabling_table_shows_the_bom_units_of_every_part() -> None:
     plan, bom = _plan("dell-8node-config1")
     rows = {r[0].text: r for r in cabling_table(plan, bom).rows}
     ordered = {ln.catalog_id: ln.quantity for ln in bom.lines if ln.category == "optics"}
-    assert rows["mma4z00-ns"][-2].text == f"{ordered['mma4z00-ns']:,}" != "1"
+    assert rows["MMA4Z00-NS"][-2].text == f"{ordered['mma4z00-ns']:,}" != "1"
     cables = [r for r in rows.values() if r[2].text == "cable"]
     assert cables and all(r[-2].text and r[1].text for r in cables)
     assert rows["MFP7E10-N007"][-2].text == "64"
+
+
+def test_cabling_table_names_parts_by_part_number_not_catalog_id() -> None:
+    """The table named optics by catalog id (mma4z00-ns) beside cables by part number
+    (MFP7E10-N007); a Dell optic sold by quote has no number and is named in words."""
+    from generator.emit.report.bom import cabling_table
+
+    plan, bom = _plan("dell-8node-config1")
+    keys = {r[0].text for r in cabling_table(plan, bom).rows}
+    assert {"MMA4Z00-NS", "MMA4Z00-NS400", "MFP7E10-N003", "MFP7E10-N007"} <= keys
+    assert "10GBASE-SR SFP+ multimode transceiver (duplex LC)" in keys
+    ids = {ln.catalog_id for ln in bom.lines}
+    assert not keys & ids, keys & ids

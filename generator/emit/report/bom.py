@@ -8,19 +8,19 @@ from collections import Counter, defaultdict
 from generator.bom import BillOfMaterials
 from generator.emit.report.graph import network_title
 from generator.emit.report.tables import Column, Table, count, number, plain, usd
-from generator.plan.models import ClusterPlan, Link
+from generator.plan.models import ClusterPlan
 
 
 def bom_table(bom: BillOfMaterials) -> Table:
     """One row per BOM line; the footer totals hardware and capex."""
     columns = [
-        Column("Category"), Column("Part"), Column("Catalog id"), Column("Qty", True),
+        Column("Category"), Column("Part"), Column("Part number"), Column("Qty", True),
         Column("Unit"), Column("Unit USD", True), Column("Extended USD", True),
         Column("Estimate"), Column("Source"), Column("Note"),
     ]
     rows = [
         [
-            plain(line.category), plain(line.part), plain(line.catalog_id),
+            plain(line.category), plain(line.part), plain(line.part_number or "per quote"),
             count(line.quantity), plain(line.unit), usd(line.unit_usd),
             usd(line.extended_usd), plain("yes" if line.estimate else "no"),
             plain(line.source), plain(line.note),
@@ -39,68 +39,61 @@ def bom_table(bom: BillOfMaterials) -> Table:
                  sortable=True, filterable=True)
 
 
-def _extra_fields() -> tuple[bool, bool]:
-    """Whether links carry a part number and a length (added by later plans)."""
-    fields = Link.model_fields
-    return "part_number" in fields, "length_m" in fields
-
-
 def _bom_units(bom: BillOfMaterials) -> tuple[dict[str, int], dict[str, str]]:
-    """Units ordered (spares apart) and name per optic id and per cable part number.
+    """Units ordered (spares apart) and name per cabling-table key: the part number of a
+    cable or an optic (its name where it has none: Dell optics are quoted per order).
 
     Looked up by catalog id, every cable row (keyed by part number) found no line and the
-    optic rows found the spares line last (34 switch optics read '1'); one part number on
-    two lines (node and switch fibres of one length) adds up."""
+    optic rows found the spares line last (34 switch optics read '1')."""
     units: dict[str, int] = defaultdict(int)
-    names: dict[str, list[str]] = defaultdict(list)
+    names: dict[str, str] = {}
     for line in bom.lines:
-        if line.category == "cables":
-            key, _, name = line.part.partition(": ")
-        elif line.category == "optics":
-            key, name = line.catalog_id, line.part
-        else:
+        if line.category not in ("cables", "optics"):
             continue
+        key = line.part_number or line.part
         units[key] += line.quantity
-        if name not in names[key]:
-            names[key].append(name)
-    return dict(units), {k: "; ".join(v) for k, v in names.items()}
+        names.setdefault(key, line.part)
+    return dict(units), names
+
+
+def _optic_keys(bom: BillOfMaterials) -> dict[str, str]:
+    """Optic catalog id -> what the cabling table names it by (its part number)."""
+    return {x.catalog_id: x.part_number or x.part for x in bom.lines
+            if x.category == "optics"}
 
 
 def cabling_table(plan: ClusterPlan, bom: BillOfMaterials) -> Table:
-    """Cables and optics per part, per network, beside the BOM's unit count."""
-    has_number, with_length = _extra_fields()
+    """Cables and optics per part number, per network, beside the BOM's unit count."""
     cables: Counter[tuple[str, str]] = Counter()
-    ends: Counter[tuple[str | None, str]] = Counter()
+    ends: Counter[tuple[str, str]] = Counter()
     metres: dict[str, float] = defaultdict(float)
+    optic_key = _optic_keys(bom)
     for link in plan.links:
-        part = (getattr(link, "part_number", None) or link.cable) if has_number else link.cable
+        part = link.part_number or link.cable
         cables[(part, link.network)] += 1
-        if with_length:
-            metres[part] += float(getattr(link, "length_m", 0) or 0)
-        ends[(link.a_part, link.network)] += 1
-        ends[(link.b_part, link.network)] += 1
+        metres[part] += link.length_m
+        for end in (link.a_part, link.b_part):
+            if end:
+                ends[(optic_key.get(end, end), link.network)] += 1
     nets = list(dict.fromkeys([*(s.network for s in plan.switches),
                                *sorted({net for _, net in cables})]))
     uses: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for (part, net), n in cables.items():
         uses[(part, "cable")][net] += n
     for (end, net), n in ends.items():
-        if end:
-            uses[(end, "optic / connector")][net] += n
+        uses[(end, "optic / connector")][net] += n
     units, names = _bom_units(bom)
-    columns = [Column("Part"), Column("What"), Column("Used as"),
+    columns = [Column("Part number"), Column("What"), Column("Used as"),
                *[Column(network_title(n), True) for n in nets], Column("Link ends", True),
-               Column("BOM units", True)]
-    if with_length:
-        columns.append(Column("Length (m)", True))
+               Column("BOM units", True), Column("Length (m)", True)]
     rows = []
     for (part, role), per_net in sorted(uses.items()):
-        row = [plain(part), plain(names.get(part, "")), plain(role),
-               *[count(per_net.get(n, 0)) for n in nets], count(sum(per_net.values())),
-               count(units[part]) if part in units else plain("")]
-        if with_length:
-            row.append(number(metres[part], 0) if role == "cable" else plain(""))
-        rows.append(row)
+        rows.append([
+            plain(part), plain(names.get(part, "")), plain(role),
+            *[count(per_net.get(n, 0)) for n in nets], count(sum(per_net.values())),
+            count(units[part]) if part in units else plain(""),
+            number(metres[part], 0) if role == "cable" else plain(""),
+        ])
     caption = (f"Cabling by part: {len(plan.links):,} links; optics are counted per link end "
                "(twin-port switch optics serve two ends, so the BOM has fewer units)")
     return Table("cabling-table", caption, columns, rows, sortable=True)

@@ -12,6 +12,7 @@ import math
 from collections import defaultdict
 
 from generator.emit.report.graph import Box, NetworkView
+from generator.emit.report.labels import model_label
 from generator.emit.report.svg import esc, num, rect, svg_root, text
 
 WIDTH = 1180.0
@@ -27,7 +28,7 @@ ROW_NAME = {0: "endpoints", 1: "leaf", 2: "spine", 3: "core"}
 def _detail(box: Box) -> str:
     if len(box.models) == 1:
         (model,) = box.models
-        return f"{box.members:,} × {model.upper()}"
+        return f"{box.members:,} × {model_label(model)}"
     return f"{box.members:,} devices"
 
 

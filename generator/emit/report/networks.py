@@ -23,6 +23,7 @@ from generator.emit.report.graph import (
     network_title,
     network_view,
 )
+from generator.emit.report.labels import model_label
 from generator.emit.report.network_svg import describe, draw_network
 from generator.emit.report.tables import Cell, Column, Table, count, number, plain
 from generator.plan.models import ClusterPlan, Link
@@ -41,7 +42,7 @@ def switch_table(plan: ClusterPlan, networks: list[str]) -> Table:
         ports[key] = s.ports
     keys = sorted(per, key=lambda k: (order.get(k[0], 99), TIER_ROW.get(k[1], 9), k[2]))
     rows = [
-        [Cell(network_title(n)), Cell(t), Cell(m.upper()), count(per[(n, t, m)]),
+        [Cell(network_title(n)), Cell(t), Cell(model_label(m)), count(per[(n, t, m)]),
          count(ports[(n, t, m)]), number(kw[(n, t, m)], 1, "kW")]
         for n, t, m in keys
     ]
@@ -95,7 +96,7 @@ def _storage_blocks(plan: ClusterPlan) -> list[Block]:
     where = ", ".join(network_title(n) for n in nets) or "no network in this plan"
     return [
         Heading("Storage", "storage-plan"),  # "net-storage" is the back-end network's
-        Para(f"{st.nodes} × {st.model.upper()}: {st.usable_tb:,.1f} TB usable of "
+        Para(f"{st.nodes} × {model_label(st.model)}: {st.usable_tb:,.1f} TB usable of "
              f"{st.required_tb:,.1f} TB required, {st.read_gbps:g} GB/s read and "
              f"{st.write_gbps:g} GB/s write; mounted at {st.mount_point} from "
              f"{st.nfs_server}:{st.nfs_export}. Storage nodes are cabled to: {where}."),

@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from generator.emit.report.graph import NETWORK_SHORT
+from generator.emit.report.labels import model_label
 from generator.emit.report.svg import esc, num, plural
 from generator.plan.models import ClusterPlan, Rack
 
@@ -126,7 +127,7 @@ def _device(slot_u: int, height: int, name: str, info: DeviceInfo | None, units:
     cls = info.cls if info else "oth"
     label = esc(name)
     if info and height >= 2:
-        label += f" · {esc(info.model.upper())}"
+        label += f" · {esc(model_label(info.model))}"
     return (f'<use class="d {cls}" href="#u{height}" y="{num(y)}"/>',
             f'<text y="{num(y + 7)}">{label}</text>')
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from generator.bom import BillOfMaterials
 from generator.emit.report.blocks import Card, Cards, Notes, Para, Section
+from generator.emit.report.labels import model_label
 from generator.emit.report.tables import hours
 from generator.plan.compute import whole_server_note
 from generator.plan.models import ClusterPlan
@@ -82,7 +83,8 @@ def summary_section(plan: ClusterPlan, bom: BillOfMaterials) -> Section:
     spares = plan.nodes_with_role("spare")
     gpus = sum(n.gpus for n in compute)
     cards = [
-        Card("GPUs", f"{gpus:,}", f"{sz.gpu.upper()} in {sz.server.upper()}", "gpus", gpus),
+        Card("GPUs", f"{gpus:,}", f"{model_label(sz.gpu)} in {model_label(sz.server)}", "gpus",
+             gpus),
         Card("Nodes", f"{len(compute):,}",
              f"GPU nodes + {len(spares)} spare; {len(plan.nodes):,} servers in all",
              "compute_nodes", len(compute)),

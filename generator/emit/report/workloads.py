@@ -6,6 +6,7 @@ from typing import Any
 
 from generator.emit.report.blocks import Block, Figure, Heading, Notes, Para, Section
 from generator.emit.report.charts import Stack, stacked_bars
+from generator.emit.report.labels import model_label
 from generator.emit.report.summary import uncertainty_text
 from generator.emit.report.tables import Cell, Column, Table, count, hours, number, plain
 from generator.plan.models import ClusterPlan
@@ -161,7 +162,7 @@ def workloads_section(plan: ClusterPlan) -> Section:
     """A table per workload, the memory chart, runners-up and the sizing's notes."""
     blocks: list[Block] = [
         Para(f"The cluster is sized for {len(plan.sizing.workloads)} workload(s) on "
-             f"{plan.sizing.gpu.upper()}; each is planned over every layout that fits and the "
+             f"{model_label(plan.sizing.gpu)}; each is planned over every layout that fits and the "
              "fastest is kept."),
         memory_chart(plan),
     ]
