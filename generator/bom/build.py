@@ -135,11 +135,11 @@ def _storage_line(plan: ClusterPlan, book: PriceBook, qty: int) -> BomLine:
     raw_per_node = st.raw_tb / st.nodes
     model = item.name.split(",")[0] if item else st.model
     part = f"{model}, {raw_per_node:g} TB raw ({st.drive_tb:g} TB drives)"
-    unit = None
+    unit = item.usd_for_raw_tb(raw_per_node) if item is not None else None
     note = ""
     if item is not None and item.usd_per_raw_tb is not None:
-        unit = item.usd_per_raw_tb * raw_per_node
-        note = f"{item.usd_per_raw_tb:g} USD per raw TB x {raw_per_node:g} TB"
+        base = f"{item.usd_base:,g} USD per node + " if item.usd_base else ""
+        note = f"{base}{item.usd_per_raw_tb:,g} USD per raw TB x {raw_per_node:g} TB"
     return make_line(book, "storage", st.model, qty, part=part, unit_usd=unit, note=note)
 
 

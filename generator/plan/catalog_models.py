@@ -262,6 +262,14 @@ class PriceItem(PlanItem):
     basis: str | None = None
     estimate: bool = True
 
+    def usd_for_raw_tb(self, raw_tb: float) -> float | None:
+        """A storage node's price: ``usd_base`` (chassis, licence share) + ``usd_per_raw_tb``
+        x its raw TB; ``usd`` where the item has no per-TB price. The one formula the
+        storage planner (cheapest node count and drive) and the BOM line both use."""
+        if self.usd_per_raw_tb is None:
+            return self.usd
+        return (self.usd_base or 0.0) + self.usd_per_raw_tb * raw_tb
+
 
 class RackModel(PlanItem):
     """The rack envelope (``rack.yaml``)."""

@@ -15,9 +15,10 @@
   performance_guidance``) gives GB/s for one node, one SU (32 nodes) and four SU (128
   nodes); between those points the need is interpolated linearly, beyond 4 SU it grows in
   proportion to the nodes.
-* Node count: the smallest that meets capacity, write and read (per-node figures from the
-  catalog), and at least the model's minimum pool (3 nodes); then the smallest drive that
-  gives the capacity.
+* Node count and drive size: the cheapest cluster (catalog price: a per-node base plus a
+  price per raw TB) of at least the nodes that meet write and read (per-node figures from
+  the catalog) and the model's minimum pool (3 nodes), that holds the capacity. A plan lock
+  keeps the built drive size: capacity then grows by nodes.
 
 Per-node throughput is a planning estimate (no Dell figure was found); the output says so.
 """
@@ -29,7 +30,7 @@ import math
 from pydantic import BaseModel, ConfigDict
 
 from generator.errors import PodplanError, Problem
-from generator.plan.catalog_models import PlanCatalog, StorageModel
+from generator.plan.catalog_models import PlanCatalog, PriceItem, StorageModel
 from generator.plan.models import StoragePlan
 from generator.sizing.result import SizingResult
 from generator.spec.models import Spec
@@ -146,8 +147,9 @@ def plan_storage(
     kept = built_drive_tb if built_drive_tb in model.drive_tb_options else 0.0
     if kept and _usable_tb(model, model.max_nodes, kept) < required_tb:
         kept = 0.0  # the built size cannot hold it in one cluster: choose again, and say so
-    nodes, drive = _fit_capacity(model, n, required_tb, kept)
-    if kept and _fit_capacity(model, n, required_tb)[1] == kept:
+    price = node_price(pc, model)
+    nodes, drive = _fit_capacity(model, n, required_tb, kept, price)
+    if kept and _fit_capacity(model, n, required_tb, price=price)[1] == kept:
         kept = 0.0  # what a first plan would choose anyway: nothing to say
     why = "capacity" if nodes > n else max(by, key=lambda k: by[k])
     raw = nodes * model.drives_per_node * drive
@@ -175,6 +177,7 @@ def plan_storage(
         f"{st.checkpoint_write_seconds:g} s.",
         "Back end: each node's two 100GbE back-end ports go to the int-a / int-b switches of "
         "this plan (storage network).",
+        *([] if kept else _choice_note(model, n, required_tb, price)),
         *([f"Drives kept at {kept:g} TB, the built nodes' size (plan lock; a PowerScale node "
            "pool takes one drive size): capacity grows by nodes."] if kept else []),
         *([f"The built nodes' {built_drive_tb:g} TB drives cannot hold {required_tb:,.0f} TB in "
@@ -219,26 +222,68 @@ def _seconds(gb: float, gbps: float) -> str:
     return f"{gb / gbps:.0f}" if gbps > 0 else "0"
 
 
+def node_price(pc: PlanCatalog, model: StorageModel) -> PriceItem | None:
+    """The storage node's entry in the catalog's price book (the spec's ``prices:`` file
+    prices the BOM, not this choice)."""
+    raw = pc.catalog.raw("prices")["items"].get(model.id)
+    return PriceItem.model_validate({"id": model.id, **raw}) if raw else None
+
+
+def _cluster_usd(model: StorageModel, price: PriceItem | None, nodes: int, drive: float) -> float:
+    """What ``nodes`` nodes of ``drive`` TB drives cost (0 with no price: then fewest nodes)."""
+    each = price.usd_for_raw_tb(model.drives_per_node * drive) if price else None
+    return nodes * (each or 0.0)
+
+
+def _options(
+    model: StorageModel, n: int, required_tb: float, drives: list[float],
+    price: PriceItem | None,
+) -> list[tuple[float, int, float]]:
+    """(cost, nodes, drive TB) per drive size: the fewest nodes >= ``n`` that hold it."""
+    out = []
+    for d in drives:
+        nodes = next((k for k in range(n, model.max_nodes + 1)
+                      if _usable_tb(model, k, d) >= required_tb), None)
+        if nodes is not None:
+            out.append((_cluster_usd(model, price, nodes, d), nodes, d))
+    return out
+
+
+def _choice_note(
+    model: StorageModel, n: int, required_tb: float, price: PriceItem | None
+) -> list[str]:
+    """What each drive size would cost, so the choice can be checked (none without a price)."""
+    if price is None or price.usd_per_raw_tb is None:
+        return []
+    rows = _options(model, n, required_tb, sorted(model.drive_tb_options), price)
+    each = "; ".join(f"{k} x {d:g} TB drives {usd:,.0f} USD" for usd, k, d in rows)
+    return [f"Cheapest cluster that holds {required_tb:,.1f} TB with at least {n} nodes, at "
+            f"the catalog price ({price.usd_base or 0:,.0f} USD per node + "
+            f"{price.usd_per_raw_tb:,.0f} USD per raw TB; prices.yaml: {model.id}, "
+            f"{price.citation()}): {each}."]
+
+
 def _fit_capacity(
-    model: StorageModel, n: int, required_tb: float, kept: float = 0.0
+    model: StorageModel, n: int, required_tb: float, kept: float = 0.0,
+    price: PriceItem | None = None,
 ) -> tuple[int, float]:
-    """The smallest node count >= ``n`` with a drive size that holds ``required_tb`` (only
-    ``kept`` when given)."""
+    """The cheapest (node count >= ``n``, drive size) that holds ``required_tb`` (only
+    ``kept`` drives when given). Per drive size the fewest nodes that hold it; among those
+    the cheapest, then the fewer nodes. Fewest nodes first picked 3 x 15.36 TB ($719k) for
+    200 TB where 7 x 3.84 TB held it for less, with more bandwidth."""
     drives = [kept] if kept else sorted(model.drive_tb_options)
-    start = n
-    while n <= model.max_nodes:
-        fits = [d for d in drives if _usable_tb(model, n, d) >= required_tb]
-        if fits:
-            return n, fits[0]
-        n += 1
-    if start > model.max_nodes:
+    options = _options(model, n, required_tb, drives, price)
+    if options:
+        _, nodes, drive = min(options)
+        return nodes, drive
+    if n > model.max_nodes:
         raise PodplanError(
             f"shared storage cannot deliver the bandwidth in one {model.name} cluster",
             problems=[
                 Problem(
                     path="storage",
                     message=(
-                        f"needs {start} nodes for the bandwidth; one cluster takes at most "
+                        f"needs {n} nodes for the bandwidth; one cluster takes at most "
                         f"{model.max_nodes}"
                     ),
                     hint=(

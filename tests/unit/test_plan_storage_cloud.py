@@ -90,12 +90,27 @@ def test_best_tier_on_a_100g_front_end_is_flagged() -> None:
     assert not any("front-end NIC" in n for n in good.notes)
 
 
-def test_capacity_drives_drive_size_then_nodes() -> None:
-    spec = synthetic_spec("s", 8, storage={"dataset_tb": 500})
-    st = _plan(spec, synthetic_sizing("s", 8))
-    assert st.usable_tb >= st.required_tb
-    smaller = [d for d in _f710().drive_tb_options if d < st.drive_tb]
-    assert all(st.nodes * 10 * d * 0.6 < st.required_tb for d in smaller)
+def test_capacity_picks_the_cheapest_cluster_not_the_fewest_nodes() -> None:
+    """200 TB: the fewest nodes (3 x 15.36 TB) was chosen at $719k (one price per raw TB,
+    $1,560) where smaller drives held it for less. By hand, at $30,000 per node + $1,200
+    per raw TB, usable = n x 10 x d x (1 - protection(n)) x 0.9:
+      3.84 TB: 6 nodes 172.1 TB (short), 7 nodes 208.0 TB -> 7 x  76,080 =   532,560
+      7.68 TB: 3 nodes 138.9 TB (short), 4 nodes 207.4 TB -> 4 x 122,160 =   488,640
+      15.36 TB: 3 nodes 277.9 TB                          -> 3 x 214,320 =   642,960
+      30.72 TB: 3 nodes                                   -> 3 x 398,640 = 1,195,920"""
+    spec = synthetic_spec("s", 8, storage={"dataset_tb": 200, "checkpoint_keep": 1})
+    st = _plan(spec, synthetic_sizing("s", 8, checkpoint_gb=0.0))
+    assert st.required_tb == 200
+    assert (st.nodes, st.drive_tb, st.usable_tb) == (4, 7.68, 207.36)
+    assert (f"7 x 3.84 TB drives 532,560 USD; 4 x 7.68 TB drives 488,640 USD; 3 x 15.36 TB "
+            "drives 642,960 USD; 3 x 30.72 TB drives 1,195,920 USD.") in st.notes[-1]
+
+
+def test_bandwidth_floor_still_holds_when_capacity_is_cheap() -> None:
+    """The cheapest cluster never has fewer nodes than the bandwidth needs."""
+    spec = synthetic_spec("s", 64, storage={"checkpoint_write_seconds": 30, "dataset_tb": 500})
+    st = _plan(spec, synthetic_sizing("s", 64, checkpoint_gb=6000.0))
+    assert st.nodes == 40 and st.drive_tb == 3.84  # 200 GB/s at 5 GB/s per node
 
 
 def test_lora_checkpoints_are_small() -> None:
