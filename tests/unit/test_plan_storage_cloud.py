@@ -102,7 +102,7 @@ def test_capacity_picks_the_cheapest_cluster_not_the_fewest_nodes() -> None:
     st = _plan(spec, synthetic_sizing("s", 8, checkpoint_gb=0.0))
     assert st.required_tb == 200
     assert (st.nodes, st.drive_tb, st.usable_tb) == (4, 7.68, 207.36)
-    assert (f"7 x 3.84 TB drives 532,560 USD; 4 x 7.68 TB drives 488,640 USD; 3 x 15.36 TB "
+    assert ("7 x 3.84 TB drives 532,560 USD; 4 x 7.68 TB drives 488,640 USD; 3 x 15.36 TB "
             "drives 642,960 USD; 3 x 30.72 TB drives 1,195,920 USD.") in st.notes[-1]
 
 
