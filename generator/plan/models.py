@@ -197,6 +197,14 @@ class Reliability(Frozen):
     compute_hours: float
     wallclock_hours: float
     spares: int
+    checkpoint_hours: float = Field(
+        default=0.0, description="Writing checkpoints over the run(s), as the wall-clock has it."
+    )
+    final_checkpoint_only: bool = Field(
+        default=False,
+        description="The longest run is shorter than one interval: it writes only its final "
+        "checkpoint.",
+    )
 
 
 class RackSlot(Frozen):

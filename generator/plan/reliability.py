@@ -116,6 +116,8 @@ def plan_reliability(
         compute_hours=round(sum(r.compute_h for r in runs), 3),
         wallclock_hours=round(wall, 3),
         spares=spares,
+        checkpoint_hours=round(sum(r.checkpoint_h for r in runs), 6),
+        final_checkpoint_only=main.final_only,
     )
 
 
@@ -124,7 +126,7 @@ def reliability_note(rel: Reliability) -> str | None:
     if rel.wallclock_hours <= 0:
         return None
     tau = rel.checkpoint_interval_hours
-    ckpt = rel.checkpoint_write_s / 3600.0 / tau if tau > 0 else 0.0
+    ckpt = rel.checkpoint_hours / rel.wallclock_hours
     rest = max(0.0, 1.0 - rel.goodput - ckpt)
     n = rel.expected_interruptions
     restart = f"{rel.restart_hours * 60:.0f} min each"
@@ -137,8 +139,11 @@ def reliability_note(rel: Reliability) -> str | None:
             f"{rest:.1%} in lost work and restarts ({restart})")
     write = f"{rel.checkpoint_write_s:.0f}" if rel.checkpoint_write_s >= 10 else (
         f"{rel.checkpoint_write_s:.2g}")
+    when = (f"the run is shorter than one checkpoint interval ({tau * 60:.0f} min, "
+            f"Young/Daly), so it writes only its final checkpoint, {write} s"
+            if rel.final_checkpoint_only else
+            f"checkpoints every {tau * 60:.0f} min (Young/Daly) take {write} s each")
     return (
-        f"Goodput {rel.goodput:.3f}: checkpoints every {tau * 60:.0f} min (Young/Daly) take "
-        f"{write} s each ({ckpt:.1%} of the time); {lost}. Faster checkpoint storage or "
-        "asynchronous checkpointing raise goodput."
+        f"Goodput {rel.goodput:.3f}: {when} ({ckpt:.1%} of the time); {lost}. Faster "
+        "checkpoint storage or asynchronous checkpointing raise goodput."
     )

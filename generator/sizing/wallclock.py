@@ -13,6 +13,12 @@ write bandwidth; a restart costs R = relaunch overhead + reading the checkpoint 
 * wasted share: delta / tau (writing checkpoints) + (tau / 2 + R) / M (lost work, restarts);
 * wall-clock = T / (1 - waste), split into T, the checkpoint share and the failure share.
 
+A run no longer than one interval (T <= tau) writes no periodic checkpoint: Young/Daly's
+delta / tau share charged it a fraction of one it never writes. It is charged its final
+checkpoint once (delta: the trained state is saved at the end), and an interruption loses
+the work since the start, T / 2 on average, plus the relaunch (no checkpoint to read back):
+wall-clock = (T + delta) / (1 - (T / 2 + relaunch) / M).
+
 Without a storage plan (``checkpoint_write_gbps`` = 0) checkpoints cost nothing and the
 lost work per interruption is only the restart: the caller says so in a note.
 """
@@ -55,6 +61,8 @@ class WallClock:
     checkpoint_write_s: float
     restart_h: float
     interruptions: float
+    final_only: bool = False
+    """The run is shorter than one interval: only its final checkpoint is written."""
 
     @property
     def total_h(self) -> float:
@@ -75,6 +83,8 @@ def wall_clock(
     delta = checkpoint_gb / write / 3600.0 if write > 0 else 0.0
     restart = env.restart_overhead_hours + (checkpoint_gb / read / 3600.0 if read > 0 else 0.0)
     tau = math.sqrt(2.0 * delta * mtbf)
+    if 0 < productive <= tau:
+        return _final_checkpoint_only(compute_h, evaluation_h, rate, delta, tau, env)
     writing = delta / tau if tau > 0 else 0.0
     losing = (tau / 2.0 + restart) / mtbf
     goodput = max(MIN_GOODPUT, 1.0 - writing - losing)
@@ -85,4 +95,21 @@ def wall_clock(
         compute_h=compute_h, evaluation_h=evaluation_h, checkpoint_h=waste * share,
         failures_h=waste * (1.0 - share), interval_h=tau, checkpoint_write_s=delta * 3600.0,
         restart_h=restart, interruptions=rate * total,
+    )
+
+
+def _final_checkpoint_only(
+    compute_h: float, evaluation_h: float, rate: float, delta: float, tau: float,
+    env: RunEnvironment,
+) -> WallClock:
+    """A run within one checkpoint interval: one final write, restarts from the start."""
+    productive = compute_h + evaluation_h
+    restart = env.restart_overhead_hours
+    losing = (productive / 2.0 + restart) * rate
+    total = (productive + delta) / max(MIN_GOODPUT, 1.0 - losing)
+    return WallClock(
+        compute_h=compute_h, evaluation_h=evaluation_h, checkpoint_h=delta,
+        failures_h=total - productive - delta, interval_h=tau,
+        checkpoint_write_s=delta * 3600.0, restart_h=restart, interruptions=rate * total,
+        final_only=True,
     )

@@ -94,3 +94,17 @@ def test_short_run_note_does_not_say_about_zero_interruptions() -> None:
     note = reliability_note(rel)
     assert note is not None and "about 0 " not in note and " 0 s each" not in note
     assert f"{rel.expected_interruptions:.2g} interruptions are expected (most likely none)" in note
+
+
+def test_a_run_within_one_interval_is_charged_its_final_checkpoint_in_words() -> None:
+    """1 h on 64 GPUs, 700 GB at 20 GB/s (35 s): Young/Daly's interval is 3.72 h, so the
+    run writes no periodic checkpoint; the plan charges its final write once and says so."""
+    sizing = synthetic_sizing("s", 8, checkpoint_gb=700.0, time_hours=1.0)
+    rel = plan_reliability(sizing, _stats(), write_gbps=20.0, read_gbps=40.0, spares=0)
+    assert rel.final_checkpoint_only and rel.checkpoint_hours == pytest.approx(35 / 3600, abs=1e-6)
+    assert rel.restart_hours == RESTART_OVERHEAD_HOURS
+    assert reliability_note(rel) == (
+        "Goodput 0.990: the run is shorter than one checkpoint interval (223 min, Young/Daly), "
+        "so it writes only its final checkpoint, 35 s (1.0% of the time); 0.001 interruptions "
+        "are expected (most likely none); on average they cost 0.1% in lost work and restarts "
+        "(6 min each). Faster checkpoint storage or asynchronous checkpointing raise goodput.")

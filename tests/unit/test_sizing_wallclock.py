@@ -41,6 +41,25 @@ def test_young_daly_by_hand() -> None:
     assert wc.interruptions == pytest.approx(RATE * 1024 * total)
 
 
+def test_a_run_shorter_than_one_interval_writes_only_its_final_checkpoint() -> None:
+    """1 h on 64 GPUs, a 700 GB checkpoint at 20 GB/s: delta = 700 / 20 / 3600 = 0.009722 h,
+    M = 1 / (RATE x 64) = 711.96 h, tau = sqrt(2 x delta x M) = 3.72 h > 1 h. No periodic
+    checkpoint falls in the run: it is charged its final write once (35 s), and an
+    interruption loses the work since the start (0.5 h on average) plus the 0.1 h relaunch:
+    wall-clock = (1 + 0.009722) / (1 - 0.6 / 711.96) = 1.010574 h. Young/Daly charged
+    delta / tau of the run for writes it never makes and tau / 2 = 1.86 h per interruption,
+    more than the run itself."""
+    wc = wall_clock(1.0, 0.0, 64, 700.0, ENV)
+    assert wc.final_only and wc.interval_h == pytest.approx(3.7207, abs=1e-4)
+    assert wc.checkpoint_h == pytest.approx(0.0097222, abs=1e-7)
+    assert wc.checkpoint_write_s == pytest.approx(35.0)
+    assert wc.total_h == pytest.approx(1.010574, abs=1e-6)
+    assert wc.failures_h == pytest.approx(1.010574 - 1.0 - 0.0097222, abs=1e-6)
+    assert wc.restart_h == 0.1  # nothing to read back
+    longer = wall_clock(4.0, 0.0, 64, 700.0, ENV)  # past one interval: Young/Daly again
+    assert not longer.final_only and longer.checkpoint_h < 4.0 * 0.0097222 / 3.7207 * 1.01
+
+
 def test_without_storage_only_restarts_are_lost() -> None:
     env = RunEnvironment(0.0, 0.0, RATE, 0.1)
     wc = wall_clock(10.0, 0.0, 64, 100.0, env)

@@ -63,6 +63,8 @@ _LABELS: dict[str, dict[str, str]] = {
         "compute_hours": "Compute (h)",
         "wallclock_hours": "Wall-clock (h)",
         "spares": "Hot spare nodes",
+        "checkpoint_hours": "Checkpoint writes (h)",
+        "final_checkpoint_only": "Run shorter than one interval (final checkpoint only)",
     },
 }
 

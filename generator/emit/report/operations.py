@@ -9,7 +9,7 @@ from pathlib import PurePosixPath
 from generator.emit.report.blocks import Block, Code, Figure, Para, Section, facts_table
 from generator.emit.report.charts import Stack, stacked_bars
 from generator.emit.report.tables import Column, Table, count, hours, plain
-from generator.plan.models import ClusterPlan
+from generator.plan.models import ClusterPlan, Reliability
 
 #: A directory with more generated files than this is listed as one row with its count.
 LIST_FILES_UP_TO = 12
@@ -18,12 +18,18 @@ LIST_FILES_UP_TO = 12
 def wallclock_parts(plan: ClusterPlan) -> tuple[tuple[str, float], ...]:
     """Compute, checkpoint writes and lost work + restarts, hours (Young/Daly split)."""
     rel = plan.reliability
-    interval = rel.checkpoint_interval_hours
-    share = (rel.checkpoint_write_s / 3600 / interval) if interval > 0 else 0.0
-    checkpoints = rel.wallclock_hours * share
+    checkpoints = rel.checkpoint_hours
     lost = max(rel.wallclock_hours - rel.compute_hours - checkpoints, 0.0)
     return (("compute", rel.compute_hours), ("checkpoint writes", checkpoints),
             ("lost work and restarts", lost))
+
+
+def _checkpoints(rel: Reliability) -> str:
+    every = hours(rel.checkpoint_interval_hours)
+    if rel.final_checkpoint_only:
+        return (f"The run is shorter than one checkpoint interval ({every}, Young/Daly): it "
+                f"writes only its final checkpoint ({rel.checkpoint_write_s:,.0f} s)")
+    return f"Checkpoint every {every} (Young/Daly; one write takes {rel.checkpoint_write_s:,.0f} s)"
 
 
 def reliability_section(plan: ClusterPlan) -> Section:
@@ -38,8 +44,7 @@ def reliability_section(plan: ClusterPlan) -> Section:
     svg = stacked_bars("chart-wallclock", "Where the wall-clock goes", "hours",
                        [Stack("training run", parts)])
     blocks: list[Block] = [
-        Para(f"Checkpoint every {hours(rel.checkpoint_interval_hours)} (Young/Daly; one write "
-             f"takes {rel.checkpoint_write_s:,.0f} s); {rel.expected_interruptions:.3g} "
+        Para(f"{_checkpoints(rel)}; {rel.expected_interruptions:.3g} "
              f"interruptions expected over {hours(rel.wallclock_hours)} at "
              f"{rel.failures_per_gpu_hour:.3g} per GPU-hour; goodput {rel.goodput:.1%}; "
              f"{rel.spares} hot spare node(s)."),
