@@ -219,7 +219,7 @@ def fit_warnings(sizing: SizingResult, spec_file: str) -> list[str]:
     if sizing.fits:
         return []
     names = [w.name for w in sizing.workloads if not w.fits]
-    short = [n for n in sizing.notes if "cluster has" in n]  # the fixed hardware.gpus
+    short = sizing.short_of_gpus  # the fixed hardware.gpus
     what = (f"workload(s) {', '.join(names)} do not fit on this cluster" if names
             else "the workloads do not fit on this cluster")
     why = f" ({'; '.join(short)})" if short else f" ({sizing.gpus} GPUs)"

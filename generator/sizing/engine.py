@@ -142,6 +142,7 @@ def size(
         fits=all(t.fits for t in training) and all(i.fits for i in inference)
         and (hw.gpus is None or serve_gpus <= hw.gpus),
         order=[w.name for w in spec.workloads], notes=[*notes, *rounding, *_mlp_notes(spec)],
+        short_of_gpus=notes,
     )
 
 

@@ -270,6 +270,11 @@ class SizingResult(Frozen):
     fits: bool = Field(description="Every workload fits in memory on the chosen cluster.")
     order: list[str] = Field(default_factory=list, description="Workload names in spec order.")
     notes: list[str] = Field(default_factory=list)
+    short_of_gpus: list[str] = Field(
+        default_factory=list, exclude=True,
+        description="The notes (also in ``notes``) that say the fixed hardware.gpus is too "
+        "few: the plan's warning repeats them, found by this field rather than by their text.",
+    )
 
     @property
     def workloads(self) -> list[TrainingEstimate | InferenceEstimate]:
