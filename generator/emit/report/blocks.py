@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from generator.emit.report.labels import field_label
+from generator.emit.report.labels import field_label, model_label
 from generator.emit.report.tables import Cell, Column, Table, plain
 
 
@@ -119,6 +119,8 @@ def facts_table(table_id: str, caption: str, model: BaseModel, skip: tuple[str, 
             cell = plain("yes" if value else "no")
         elif isinstance(value, int | float):
             cell = Cell(_figure(value), value)
+        elif name == "model":  # a catalog id: shown as the product ('PowerScale F710')
+            cell = plain(model_label(str(value)))
         else:
             cell = plain(str(value))
         rows.append([plain(label), cell])

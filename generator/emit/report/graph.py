@@ -268,7 +268,8 @@ def _boxes(groups: list[Group]) -> tuple[list[Box], dict[int, int]]:
 def _pairs(links: list[Link], devices: dict[str, _Device]) -> list[TierPair]:
     kind = {name: (d.row, d.kind) for name, d in devices.items()}
     raw = Counter(
-        (kind[x.a], kind[x.b], x.speed_gbps, x.a_part, x.cable, x.b_part) for x in links
+        (kind[x.a], kind[x.b], x.speed_gbps, x.a_part, x.part_number or x.cable, x.b_part)
+        for x in links
     )
     count: Counter[tuple[tuple[int, str], tuple[int, str]]] = Counter()
     speeds: dict[tuple[tuple[int, str], tuple[int, str]], set[int]] = defaultdict(set)

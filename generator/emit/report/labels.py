@@ -104,3 +104,20 @@ def model_label(model_id: str) -> str:
     for vendor in _VENDORS:
         name = name.removeprefix(vendor)
     return name
+
+
+@cache
+def _optic_numbers() -> dict[str, str]:
+    """Optic id -> its orderable part number, or its name where it has none (Dell optics
+    are quoted per order: their OPN field is a placeholder in parentheses)."""
+    out = {}
+    for item_id, item in default_catalog().raw("optics")["items"].items():
+        opn = str(item.get("opn") or "")
+        out[item_id] = opn if opn and not opn.startswith("(") else str(item.get("name", item_id))
+    return out
+
+
+def part_label(part: str) -> str:
+    """A link's part as purchasing names it: an optic id becomes its OPN (MMA4Z00-NS); a
+    cable part number is already one."""
+    return _optic_numbers().get(part, part)

@@ -23,7 +23,7 @@ from generator.emit.report.graph import (
     network_title,
     network_view,
 )
-from generator.emit.report.labels import model_label
+from generator.emit.report.labels import model_label, part_label
 from generator.emit.report.network_svg import describe, draw_network
 from generator.emit.report.tables import Cell, Column, Table, count, number, plain
 from generator.plan.models import ClusterPlan, Link
@@ -54,12 +54,13 @@ def switch_table(plan: ClusterPlan, networks: list[str]) -> Table:
 def _pairs_table(view: NetworkView, key: str) -> Table:
     rows = [
         [plain(p.lower), plain(p.upper), count(p.links),
-         plain(", ".join(f"{s:g} Gb/s" for s in p.speeds)), plain(", ".join(p.parts))]
+         plain(", ".join(f"{s:g} Gb/s" for s in p.speeds)),
+         plain(", ".join(sorted({part_label(x) for x in p.parts})))]
         for p in view.pairs
     ]
     return Table(f"links-{key}", f"{network_title(view.network)}: {view.links:,} links",
                  [Column("From"), Column("To"), Column("Links", True), Column("Speed"),
-                  Column("Parts")], rows)
+                  Column("Part numbers")], rows)
 
 
 def _compute_title(plan: ClusterPlan) -> str:
