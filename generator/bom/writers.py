@@ -219,24 +219,25 @@ def to_markdown(bom: BillOfMaterials) -> str:
 
 
 def to_table(bom: BillOfMaterials) -> str:
-    rows = [("CATEGORY", "PART", "QTY", "UNIT USD", "EXTENDED USD")]
+    rows = [("CATEGORY", "PART", "PART NUMBER", "QTY", "UNIT USD", "EXTENDED USD")]
     for line in bom.lines:
         part = line.part if len(line.part) <= 64 else line.part[:61] + "..."
         rows.append(
             (
                 line.category,
                 part,
+                line.part_number or "per quote",
                 f"{line.quantity:,}",
                 _line_usd(line.unit_usd),
                 _line_usd(line.extended_usd),
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    widths = [max(len(r[i]) for r in rows) for i in range(6)]
     out = []
     for i, r in enumerate(rows):
         out.append(
-            f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:>{widths[2]}}  "
-            f"{r[3]:>{widths[3]}}  {r[4]:>{widths[4]}}".rstrip()
+            f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:<{widths[2]}}  "
+            f"{r[3]:>{widths[3]}}  {r[4]:>{widths[4]}}  {r[5]:>{widths[5]}}".rstrip()
         )
         if i == 0:
             out.append("  ".join("-" * w for w in widths))

@@ -78,3 +78,11 @@ def test_diff_keys_survive_the_merge_of_one_part_on_two_lines() -> None:
     new["lines"][0]["uses"] = {"ndr-sr4-node": 2, "ndr-sr4-switch": 2}
     assert bom_changes(old, new) == [
         "cables ndr-sr4-switch: quantity 1 -> 2, extended 69.00 -> 138.00 USD (+69.00)"]
+
+
+def test_the_terminal_table_has_the_part_number_column() -> None:
+    _, bom = _plan("dell-8node-config1")
+    lines = format_bom(bom, "table").splitlines()
+    assert lines[0].split()[:4] == ["CATEGORY", "PART", "PART", "NUMBER"]
+    (n003,) = [x for x in lines if "MFP7E10-N003" in x and x.startswith("cables")]
+    assert n003.split()[-3:] == ["3", "69", "207"]
