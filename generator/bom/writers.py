@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from generator.bom.models import BillOfMaterials, BomLine
+from generator.bom.order import order_rows
 from generator.render.files import header_lines, regenerate_command
 
 CSV_COLUMNS = [
@@ -172,6 +173,25 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _order_markdown(bom: BillOfMaterials) -> list[str]:
+    """The order list: one row per part with its total quantity (spares included)."""
+    out = [
+        "## Order list",
+        "",
+        "One row per part, spares included (the lines above split them by use and budget).",
+        "",
+        "| Part number | Part | Qty | Of which spares | Unit USD | Extended USD |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for r in order_rows(bom):
+        out.append(
+            f"| {_md_escape(r.part_number or 'per quote')} | {_md_escape(r.part)} | "
+            f"{r.quantity:,} | {r.spares:,} | {_line_usd(r.unit_usd)} | "
+            f"{_line_usd(r.extended_usd)} |"
+        )
+    return out
+
+
 def to_markdown(bom: BillOfMaterials) -> str:
     s = bom.summary
     head = "".join(f"{line}\n" for line in header_lines(bom.spec_file))
@@ -200,6 +220,7 @@ def to_markdown(bom: BillOfMaterials) -> str:
             f"{_line_usd(line.unit_usd)} | {_line_usd(line.extended_usd)} | "
             f"{_md_escape(line.source)} | {_md_escape(line.note)} |"
         )
+    out += ["", *_order_markdown(bom)]
     out += [
         "",
         "## Cloud equivalent",

@@ -7,6 +7,8 @@ import io
 from collections import Counter
 from functools import cache
 
+import pytest
+
 from generator import pipeline
 from generator.bom import BillOfMaterials, format_bom
 from generator.plan.models import ClusterPlan
@@ -86,3 +88,23 @@ def test_the_terminal_table_has_the_part_number_column() -> None:
     assert lines[0].split()[:4] == ["CATEGORY", "PART", "PART", "NUMBER"]
     (n003,) = [x for x in lines if "MFP7E10-N003" in x and x.startswith("cables")]
     assert n003.split()[-3:] == ["3", "69", "207"]
+
+
+def test_the_order_list_folds_spares_into_one_row_per_part() -> None:
+    """A buyer added the spares line of MFP7E10-N007 to its cables line by hand."""
+    from generator.bom.order import order_rows
+
+    _, bom = _plan("dell-8node-config1")
+    rows = order_rows(bom)
+    numbered = [r.part_number for r in rows if r.part_number]
+    assert len(numbered) == len(set(numbered))
+    n007 = next(r for r in rows if r.part_number == "MFP7E10-N007")
+    assert (n007.quantity, n007.spares, n007.unit_usd, n007.extended_usd) == (66, 2, 81, 5346)
+    qm = next(r for r in rows if r.part_number == "MQM9790-NS2F")
+    assert (qm.quantity, qm.spares) == (3, 1)  # 2 leaves + 1 cold spare
+    parts = sum(x.extended_usd or 0 for x in bom.lines
+                if x.category not in ("software", "services"))
+    assert sum(r.extended_usd or 0 for r in rows) == pytest.approx(parts)
+    md = format_bom(bom, "md")
+    assert ("| MFP7E10-N007 | NVIDIA MFP7E10 MPO-12/APC OM4 fibre, 7 m | 66 | 2 | 81 | 5,346 |"
+            in md)
