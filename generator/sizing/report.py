@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from generator.catalog.names import model_label
 from generator.sizing.result import (
     Candidate,
     InferenceEstimate,
@@ -176,7 +177,8 @@ def format_table(result: SizingResult) -> str:
     """The whole report."""
     lines = [
         f"podplan size: {result.name}",
-        f"cluster: {result.nodes} x {result.server} ({result.gpus_per_node} x {result.gpu}) = "
+        f"cluster: {result.nodes} x {model_label(result.server)} ({result.gpus_per_node} x "
+        f"{model_label(result.gpu)}) = "
         f"{_gpus_text(result)}{'' if result.fits else '  -- SOME WORKLOADS DO NOT FIT'}",
         RULE,
     ]

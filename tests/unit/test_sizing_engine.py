@@ -199,9 +199,10 @@ def test_multi_node_tp_replica_is_not_described_as_pipeline_stages() -> None:
 def test_header_adds_up_when_gpus_are_not_whole_servers() -> None:
     """'1 x xe9680 (8 x h100) = 5 GPUs' does not add up: say what is bought and sized on."""
     r = size(spec(SFT70 | {"model": "llama2-7b"}, gpus=5), CATALOG)
-    assert "cluster: 1 x xe9680 (8 x h100-sxm-80gb) = 8 GPUs, sized on 5\n" in format_table(r)
+    assert ("cluster: 1 x PowerEdge XE9680 (8 x H100 SXM5 80GB) = 8 GPUs, sized on 5\n"
+            in format_table(r))
     r = size(spec(SFT70 | {"model": "llama2-7b"}, gpus=8), CATALOG)
-    assert "cluster: 1 x xe9680 (8 x h100-sxm-80gb) = 8 GPUs\n" in format_table(r)
+    assert "cluster: 1 x PowerEdge XE9680 (8 x H100 SXM5 80GB) = 8 GPUs\n" in format_table(r)
 
 
 def test_small_runs_show_their_gpu_hours() -> None:
