@@ -8,6 +8,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from generator.catalog.names import model_label
 from generator.emit.report.tables import hours
 from generator.render.files import header_lines
 from generator.sweep.run import SweepPoint, SweepResult
@@ -43,7 +44,7 @@ def best_text(result: SweepResult) -> str:
         return f"No point fits and meets the deadline ({deadline_text(result)})."
     by = "" if result.ranked_by == "usd_per_run" else " (by capex: no cloud is priced)"
     return (f"Cheapest point{by} that fits and meets the deadline ({deadline_text(result)}): "
-            f"{best.gpus:,} × {best.gpu} "
+            f"{best.gpus:,} × {model_label(best.gpu)} "
             f"({best.nodes:,} node{'' if best.nodes == 1 else 's'}), "
             f"{_hours(best.time_hours)}, " + (
                 f"{_money(best.usd_per_run)} per run on {best.cloud} ({best.instance}); "

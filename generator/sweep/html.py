@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from generator.catalog.names import model_label
 from generator.emit.report.blocks import Figure, Para, Section
 from generator.emit.report.charts import Series, lines, scatter
 from generator.emit.report.tables import Cell, Column, Table, count, number, plain, usd
@@ -47,7 +48,7 @@ def cost_chart(result: SweepResult) -> Figure:
     marks = []
     if best and best.time_hours is not None and best.usd_per_run is not None:
         marks.append((best.time_hours, best.usd_per_run / scale,
-                      f"cheapest on time: {best.gpus:,} × {best.gpu}"))
+                      f"cheapest on time: {best.gpus:,} × {model_label(best.gpu)}"))
     vline = (result.deadline_hours, "deadline") if result.deadline_hours else None
     svg = scatter("sweep-cost", "$ per run against time", "wall-clock hours", unit,
                   [s for s in series if s.points], marks=marks, vline=vline)

@@ -161,4 +161,4 @@ def test_points_say_when_serving_needs_gpus_beyond_the_training_run() -> None:
     assert notes == ["training on all 8 GPUs; serving needs 6 more (14 together)",
                      "training on all 16 GPUs; serving needs 6 more (22 together)"]
     table = run_cli("sweep", "examples/llama2-70b-lora.yaml", "--gpus", "8").stdout
-    assert "8 × h100-sxm-80gb (1 node), " in table
+    assert "8 × H100 SXM5 80GB (1 node), " in table
