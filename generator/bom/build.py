@@ -20,6 +20,7 @@ from generator.bom.lines import make_line
 from generator.bom.models import BillOfMaterials, BomLine
 from generator.bom.prices import PriceBook
 from generator.bom.summary import cloud_costs, summary, unpriced
+from generator.catalog.names import model_label
 from generator.gcpause import gc_paused
 from generator.plan.compute import whole_server_note
 from generator.plan.models import ClusterPlan
@@ -69,7 +70,7 @@ def _compute_part(plan: ClusterPlan, book: PriceBook, model: str, item_id: str) 
     name, rate = book.servers.get(model, (model, 0.0))
     base = re.split(r",| \(", item.name, maxsplit=1)[0] if item else name
     rails = plan.fabric.rails
-    gpu_name = (node.gpu or "").upper().replace("-", " ")
+    gpu_name = model_label(node.gpu or "")
     text = f"{base.strip()}, {node.gpus}x {gpu_name}"
     if not rails:
         return text + ", no GPU-fabric NICs"

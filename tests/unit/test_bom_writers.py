@@ -184,6 +184,6 @@ def test_a_dgx_a100_line_names_the_system_and_its_200g_nics(tmp_path: object) ->
     loaded = pipeline.load_checked(str(d / "a100.yaml"))
     bom = pipeline.bill_of_materials(loaded, pipeline.plan(loaded))
     (line,) = [ln for ln in bom.lines if ln.category == "compute"]
-    assert line.part.startswith("NVIDIA DGX A100 (640GB), 8x A100 SXM 80GB, 8x 200 Gb/s "
+    assert line.part.startswith("NVIDIA DGX A100 (640GB), 8x A100 SXM4 80GB, 8x 200 Gb/s "
                                 "fabric NICs (no catalog parts at that rate")
     assert "re-quote them" in line.part
