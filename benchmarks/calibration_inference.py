@@ -155,8 +155,9 @@ def _refuse(row: dict[str, str]) -> None:
         raise Unscored("SGLang release before v0.4.1.post2: DeepSeek-V3's block-FP8 "
                        "GEMM/MoE kernels untuned (PR #2643) and, with --enable-dp-attention, "
                        "the overlap scheduler off and CUDA graphs capped at batch 96 "
-                       "(server_args.py); ~4-5x slower per step than the later releases "
-                       "of I75/I76/I80-I84, see SOURCES-moe-inference.md, I75-I84")
+                       "(server_args.py); its steps are ~4-5x the model's and ~105 ms at zero "
+                       "batch against ~10 ms for v0.5.7 (I81-I84), see "
+                       "SOURCES-moe-inference.md, I75-I84")
 
 
 def engine(row: dict[str, str]) -> str:
