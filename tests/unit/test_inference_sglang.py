@@ -75,7 +75,7 @@ def test_calibration_rows_name_their_engine_and_cuda_graph_rule() -> None:
            "framework": "SGLang v0.4.1"}
     with pytest.raises(Unscored, match="CUDA graphs disabled"):
         _refuse(row)
-    with pytest.raises(Unscored, match="before v0.4.1.post2"):
+    with pytest.raises(Unscored, match=r"before v0\.4\.1\.post2"):
         _refuse(dict(row, method="inference ISL/OSL=1024/1024 qps=1"))
     for later in ("SGLang v0.4.1.post2", "SGLang v0.5.7 (x)", "SGLang >= 0.4.8 (y)",
                   "SGLang (multi-node, --nnodes 2) [R: version not stated]"):
