@@ -29,7 +29,8 @@ carries ``key=value`` tokens (``ISL/OSL=``, ``mode=``, ``qps=``, ``EP=``, ``spec
 Rows the engine cannot express yet are *not scored* and are listed with the reason
 (``unscored``): FP4 weights (no FP4 model), speculative
 decoding (``spec=MTP3``), disaggregated prefill/decode pools, runs with CUDA graphs
-disabled (``cudagraph=off``: host-launched kernels), and MLPerf datasets
+disabled (``cudagraph=off``: host-launched kernels), SGLang releases before
+v0.4.1.post2 (``EARLY_SGLANG``), and MLPerf datasets
 whose mean input length is not published. MoE architectures come from the catalog or
 ``moe_models.yaml`` (``calibration.architecture``), MLA with its latent KV cache.
 """
@@ -83,6 +84,9 @@ PERF_OVERVIEW_REQUESTS = {
 and the v1.0 one, commit 00f37686, which adds 1000/2000). trtllm-bench reports
 ``total_output_tokens / total_latency`` over the whole run
 (``bench/dataclasses/statistics.py``, ``token_throughput_ns``), so the run's tail counts."""
+EARLY_SGLANG = re.compile(r"SGLang v0\.(?:[0-3]\.\d+|4\.0|4\.1)(?![.\d])")
+"""SGLang releases before v0.4.1.post2 (framework column ``SGLang v0.4.1 ...``): the
+DeepSeek-V3 rows of that release are not scored (``_refuse``)."""
 SLO = {"server-slo": (2000.0, 200.0)}
 """(TTFT ms, TPOT ms) of a mode with a latency constraint."""
 
@@ -147,11 +151,13 @@ def _refuse(row: dict[str, str]) -> None:
         raise Unscored("CUDA graphs disabled (--disable-cuda-graph): every kernel is "
                        "launched from the host, a per-layer cost the serving step does not "
                        "model")
-    if row["framework"].startswith("SGLang"):
-        raise Unscored("SGLang engine: its own per-iteration time (steps.step_overhead_s) "
-                       "fitted on the two SGLang sources alone hits its 30 ms bound and "
-                       "misses both (I75/I76 +81/+75 %, I77/I78 -53/-70 %): the sources "
-                       "disagree ~10x, see SOURCES-moe-inference.md, I75-I79")
+    if EARLY_SGLANG.match(row["framework"]):
+        raise Unscored("SGLang release before v0.4.1.post2: DeepSeek-V3's block-FP8 "
+                       "GEMM/MoE kernels untuned (PR #2643) and, with --enable-dp-attention, "
+                       "the overlap scheduler off and CUDA graphs capped at batch 96 "
+                       "(server_args.py); its steps are ~4-5x the model's and ~105 ms at zero "
+                       "batch against ~10 ms for v0.5.7 (I81-I84), see "
+                       "SOURCES-moe-inference.md, I75-I84")
 
 
 def engine(row: dict[str, str]) -> str:

@@ -86,6 +86,8 @@ INFERENCE_PARAMS: tuple[Param, ...] = (
     Param(("inference.expert_gemm_efficiency",), 0.3, 1.0, 0.8),
     Param(("inference.step_overhead_s",), 0.0, 0.02, 0.002),
     Param(("inference.sequence_overhead_s",), 0.0, 1e-4, 5e-6),
+    Param(("inference.sglang_step_overhead_s",), 0.0, 0.03, 0.003),
+    Param(("inference.cross_node_all_reduce_s",), 0.0, 5e-4, 5e-5),
 )
 """The serving stage: the inference engine's physics, fitted on the inference rows only
 (training rows never see these, and the training stages never see an inference row)."""

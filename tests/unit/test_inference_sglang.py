@@ -67,15 +67,18 @@ def test_sglang_auto_kv_cache_is_bf16_and_attention_runs_at_the_bf16_peak() -> N
 
 def test_calibration_rows_name_their_engine_and_cuda_graph_rule() -> None:
     """The framework column picks the engine; ``cudagraph=off`` rows are not scored (that
-    reason first), SGLang rows not yet either; SGLang's --mem-fraction-static is read as
-    the KV fraction."""
+    reason first); SGLang releases before v0.4.1.post2 are not scored, later ones are;
+    SGLang's --mem-fraction-static is read as the KV fraction."""
     assert engine({"framework": "SGLang v0.4.1 (docker)"}) == "sglang"
     assert engine({"framework": "TensorRT-LLM 0.14.0"}) == "tensorrt-llm"
     row = {"method": "inference ISL/OSL=1024/1024 qps=1 cudagraph=off", "precision": "FP8",
            "framework": "SGLang v0.4.1"}
     with pytest.raises(Unscored, match="CUDA graphs disabled"):
         _refuse(row)
-    with pytest.raises(Unscored, match="SGLang engine"):
+    with pytest.raises(Unscored, match=r"before v0\.4\.1\.post2"):
         _refuse(dict(row, method="inference ISL/OSL=1024/1024 qps=1"))
+    for later in ("SGLang v0.4.1.post2", "SGLang v0.5.7 (x)", "SGLang >= 0.4.8 (y)",
+                  "SGLang (multi-node, --nnodes 2) [R: version not stated]"):
+        _refuse(dict(row, method="inference ISL/OSL=1024/1024 qps=1", framework=later))
     _refuse(dict(row, method="inference ISL/OSL=1024/1024 qps=1", framework="TensorRT-LLM"))
     assert _kv_fraction("launch_server --tp 16 --mem-fraction-static 0.8 --x") == 0.8

@@ -184,12 +184,16 @@ def comm_s(job: InferenceJob, lay: Layout, per_iter: float, iters: float, device
     Under attention DP the attention and the replicated dense/shared MLPs need no
     collective; only the MoE layers gather their tokens from the replica's ranks and send
     the results back (an all-to-all pair with EP, else an all-gather + reduce-scatter,
-    the bytes of one all-reduce)."""
+    the bytes of one all-reduce). A TP group wider than a node pays
+    ``inference.cross_node_all_reduce_s`` per all-reduce on top: it runs on NCCL over the
+    fabric, not on the engine's intra-node custom all-reduce."""
     arch = job.arch
     layers = arch.layers / lay.pp
     size = per_iter * arch.hidden * ACTIVATION_BYTES
     tp_link = group_link(lay.tp, 1, node, device, eff)
     reduce = all_reduce(size, lay.tp, tp_link, eff)
+    if lay.tp > node.gpus:
+        reduce += eff.inference.cross_node_all_reduce_s
     expert = 2 * all_to_all(size * arch.top_k, lay.ep, 1, node, device, eff) \
         if lay.ep > 1 and job.moe else reduce
     if lay.attn_dp:

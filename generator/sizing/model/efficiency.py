@@ -192,7 +192,14 @@ class Inference:
     sequence_overhead_s: float
     sglang_step_overhead_s: float
     """SGLang's per-iteration host time on top of ``step_overhead_s`` (steps.step_overhead_s);
-    a prior, not fitted: the SGLang calibration rows are not scored yet."""
+    fitted on the SGLang rows of the inference stage."""
+    cross_node_all_reduce_s: float
+    """Extra latency of one TP all-reduce whose group spans nodes (steps.comm_s): the
+    engines' custom one-shot all-reduce is intra-node only (vLLM/SGLang
+    ``custom_all_reduce.py``: "Custom allreduce is disabled because this process group
+    spans across nodes"), so such a TP group falls back to an NCCL all-reduce over the
+    fabric, whose per-call latency (network hops, proxy thread) the byte-and-hop collective
+    model does not carry. Fitted on the multi-node serving rows."""
     max_batch: int
     max_num_tokens: int
     runtime_reserve_gib: float
