@@ -62,11 +62,14 @@ class FabricShape:
     pods: int = 0
     pod_leaves: int = 0
     cores_per_plane: int = 0
+    lock_note: str = ""
+    """Why the shape is not the rules' own: kept or grown from the plan lock (``lock.fabric``)."""
 
     @property
     def su_layout(self) -> bool:
-        """Built from full scalable units (one leaf per rail per SU)."""
-        return self.designed_nodes > SU_NODES
+        """Built from full scalable units (one leaf per rail per SU); a locked fabric kept
+        on a shrink may have more of them than its designed nodes need."""
+        return self.designed_nodes > SU_NODES or self.scalable_units > 1
 
     @property
     def leaf_down(self) -> int:
