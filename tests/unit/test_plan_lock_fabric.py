@@ -142,3 +142,38 @@ def test_a_new_rail_grouping_is_a_redesign_and_said_so() -> None:
     assert _counts(nine) == (4, 2, 0)
     assert "is redesigned with leaves of 2 rail(s) each instead of 4" in _notes(nine)
     assert "re-cabled" in _notes(nine)
+
+
+def _all_moved(old: ClusterPlan, new: ClusterPlan) -> set[Cable]:
+    """Cables of any network between devices (or PDUs, the site) still there, now gone."""
+    pdus = {s.device for r in new.racks for s in r.slots if s.kind == "pdu"}
+    here = {n.name for n in new.nodes} | {s.name for s in new.switches} | pdus
+    here.add("site-network")
+    return {c for c in cables(old) - cables(new) if c[0] in here and c[2] in here}
+
+
+def _switches(p: ClusterPlan, prefix: str) -> dict[str, str]:
+    return {s.name: s.model for s in p.switches if s.name.startswith(prefix)}
+
+
+@pytest.mark.parametrize(("before", "after"), [(20, 3), (200, 150), (300, 100)])
+def test_a_shrink_moves_no_cable_on_any_network(before: int, after: int) -> None:
+    # OOB aggregation stays down to three racks (it went, moving every OOB uplink to the
+    # site); a rack switch stays on its aggregation pair; front-end spines stay
+    built = plan(before)
+    shrunk = plan(after, relock(built))
+    assert not _all_moved(built, shrunk)
+    assert _switches(shrunk, "oob-agg-") == _switches(built, "oob-agg-")
+    assert _switches(shrunk, "fe-spine-") == _switches(built, "fe-spine-")
+    assert plan_problems(shrunk, default_catalog()) == []
+
+
+def test_fewer_storage_nodes_keep_the_built_back_end_switches() -> None:
+    big = plan(16, storage={"dataset_tb": 8000})  # 33 F710: Z9264F-ON back end
+    assert set(_switches(big, "be-").values()) == {"z9264f-on"}
+    small = plan(16, relock(big), storage={"dataset_tb": 4000})
+    assert len(small.nodes_with_role("storage")) < 32
+    assert _switches(small, "be-") == _switches(big, "be-")  # not swapped for S5232F-ON
+    assert "Replaced by another model" not in _notes(small)
+    assert set(_switches(plan(16, storage={"dataset_tb": 4000}), "be-").values()) == {
+        "s5232f-on"}
