@@ -128,12 +128,19 @@ def kept_shape(fresh: FabricShape, lock: Lock | None) -> FabricShape:
 
 
 def _counts(leaves: int, spines: int, cores: int) -> str:
-    out = f"{leaves} leaves, {spines} spines"
+    out = f"{leaves} leaves, {spines} spines" if spines else f"{leaves} leaves"
     return out + (f", {cores} cores" if cores else "")
 
 
 def _shape_counts(s: FabricShape) -> str:
     return _counts(s.leaves, s.spines, s.cores)
+
+
+def _links(s: FabricShape) -> str:
+    if s.style == "pair":
+        return f"{s.leaf_up} links to the other leaf for {s.leaf_down} node ports"
+    each = s.leaf_up // s.spines
+    return f"{s.leaf_up} uplinks for {s.leaf_down} node ports, {each} to each spine"
 
 
 def _note(b: Built, kept: FabricShape, fresh: FabricShape) -> str:
@@ -147,17 +154,19 @@ def _note(b: Built, kept: FabricShape, fresh: FabricShape) -> str:
         text = (
             f"The built compute fabric ({_counts(*built)}) is kept with its names and cables "
             f"(plan lock): it still serves {fresh.designed_nodes} nodes non-blocking, each "
-            f"leaf with {kept.leaf_up} uplinks for {kept.leaf_down} node ports"
+            f"leaf with {_links(kept)}."
         )
-        text += f", {kept.leaf_up // kept.spines} to each spine." if kept.spines else "."
         if kept.designed_nodes > fresh.designed_nodes or _more(kept, fresh):
             text += (
                 f" The capacity beyond {fresh.designed_nodes} nodes stays: a re-plan does "
                 "not remove built switches or cables."
             )
+        counts_same = (kept.leaves, kept.spines, kept.cores) == (
+            fresh.leaves, fresh.spines, fresh.cores)
+        per_leaf = f" with {_links(fresh).split(' for ')[0]}" if counts_same else ""
         return text + (
-            f" A fresh plan (--fresh) would build {_shape_counts(fresh)} and re-cable the "
-            "fabric."
+            f" A fresh plan (--fresh) would build {_shape_counts(fresh)}{per_leaf} and "
+            "re-cable the fabric."
         )
     grown = [f"{n - o} {what}" for n, o, what in (
         (kept.leaves, b.leaves, "leaves"), (kept.spines, b.spines, "spines"),
@@ -171,7 +180,10 @@ def _note(b: Built, kept: FabricShape, fresh: FabricShape) -> str:
 
 
 def _more(kept: FabricShape, fresh: FabricShape) -> bool:
-    return (kept.leaves, kept.spines, kept.cores) > (fresh.leaves, fresh.spines, fresh.cores)
+    """More switches or links than the rules build for the nodes (a shrink, or an older
+    rule's bigger fabric)."""
+    return kept.leaves > fresh.leaves or kept.spines > fresh.spines or (
+        kept.cores > fresh.cores) or (kept.leaf_up > fresh.leaf_up and kept.leaves == fresh.leaves)
 
 
 def _regrouped(b: Built, fresh: FabricShape) -> str:
