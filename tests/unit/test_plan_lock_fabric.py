@@ -134,14 +134,24 @@ def test_a_shrink_keeps_the_built_fabric_and_says_so(before: int, after: int) ->
     assert lock_text(plan(after, relock(shrunk))) == lock_text(shrunk)
 
 
-def test_a_new_rail_grouping_is_a_redesign_and_said_so() -> None:
-    # two leaves back to back (8 nodes x 8 rails) cannot take a ninth node: four leaves and
-    # two spines, the nodes' cables split over them (listed with the changes)
-    pair = plan(8)
-    nine = plan(9, relock(pair))
-    assert _counts(nine) == (4, 2, 0)
-    assert "is redesigned with leaves of 2 rail(s) each instead of 4" in _notes(nine)
-    assert "re-cabled" in _notes(nine)
+@pytest.mark.parametrize(("before", "after", "leaves", "moves"),
+                         [(8, 9, 4, 8 * 4), (9, 17, 8, 9 * 4), (8, 17, 8, 8 * 6)])
+def test_a_new_rail_grouping_keeps_each_built_leaf_s_first_rails(
+    before: int, after: int, leaves: int, moves: int
+) -> None:
+    # two leaves back to back (8 nodes x 8 rails) cannot take a ninth node: four leaves of
+    # two rails and spines. The rules would give leaf 2 rails 2-3 (every cable of it moves);
+    # the built leaves keep their first rails instead, new leaves take the rest: only the
+    # node cables that must move do (half for 4 -> 2 rails per leaf, 3/4 for 4 -> 1)
+    built = plan(before)
+    grown = plan(after, relock(built))
+    assert _counts(grown)[0] == leaves
+    assert {s.name for s in built.switches} <= {s.name for s in grown.switches}
+    node_moves = {c for c in _moved(built, grown) if c[1].startswith("mlx5_")}
+    assert len(node_moves) == moves
+    assert "each built leaf keeps its first" in _notes(grown)
+    assert plan_problems(grown, default_catalog()) == []
+    assert lock_text(plan(after, relock(grown))) == lock_text(grown)
 
 
 def _all_moved(old: ClusterPlan, new: ClusterPlan) -> set[Cable]:
@@ -177,3 +187,21 @@ def test_fewer_storage_nodes_keep_the_built_back_end_switches() -> None:
     assert "Replaced by another model" not in _notes(small)
     assert set(_switches(plan(16, storage={"dataset_tb": 4000}), "be-").values()) == {
         "s5232f-on"}
+
+
+def test_a_regrouped_fabric_keeps_its_leaf_names_into_more_sus_and_tiers() -> None:
+    # 8 nodes (two leaves of 4 rails) -> 17 (8 one-rail leaves) -> 40 (2 SU) -> 300 (three
+    # tiers): SU 1's leaves keep the names and rails they got at 17 nodes; after that no
+    # node cable moves (a fresh plan names them ib-leaf-su01-rN)
+    old = plan(17, relock(plan(8)))
+    rails = {s.name: s.rail for s in old.switches if s.name.startswith("ib-leaf-")}
+    assert rails == {"ib-leaf-01": 0, "ib-leaf-02": 4, "ib-leaf-03": 1, "ib-leaf-04": 5,
+                     "ib-leaf-05": 2, "ib-leaf-06": 6, "ib-leaf-07": 3, "ib-leaf-08": 7}
+    for nodes in (40, 300):
+        new = plan(nodes, relock(old))
+        assert rails.items() <= {s.name: s.rail for s in new.switches}.items()
+        assert not {c for c in _moved(old, new) if c[1].startswith("mlx5_")}
+        assert plan_problems(new, default_catalog()) == []
+        assert lock_text(plan(nodes, relock(new))) == lock_text(new)
+        old = new
+    assert _counts(old) == _counts(plan(300))

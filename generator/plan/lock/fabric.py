@@ -19,10 +19,15 @@ lock the planner starts from the built fabric instead:
   names and, per leaf, as many of their cables as the new even spread allows (with S -> S'
   spines a built leaf moves 32 x (1 - S/S') uplinks to the new spines; ``lock.ports``
   keeps the rest on their ports). The DGX SuperPOD RA sizes spines the same way ahead of
-  growth (Table 4: 16 spines at 3 SU as at 4 SU), so 3 -> 4 SU only adds. Only a new rail
-  grouping of a collapsed small fabric (two leaves back to back -> four leaves and spines;
-  more than 16 nodes on 4-rail leaves) or a third tier re-cables existing node or uplink
-  ports, and the plan notes list every such cable.
+  growth (Table 4: 16 spines at 3 SU as at 4 SU), so 3 -> 4 SU only adds.
+* **Regrouping a small fabric.** A collapsed fabric (``ib-leaf-NN``, several rails per
+  leaf) that must put fewer rails on each leaf (8 -> 9 nodes: two leaves back to back ->
+  four leaves and spines) keeps its leaves: each keeps its first rails and their node
+  cables, new leaves take the others (``rail_leaf``), so only the cables of the rails that
+  leave a leaf move (half of them for 4 -> 2 rails per leaf, where the rules' rail order
+  moves 3/4). Such leaves keep their names as SU 1 when the fabric grows to more SUs or a
+  third tier. A third tier re-cables every leaf uplink (the spines are new); the plan
+  notes list every cable that moves.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from generator.plan.lock.model import Lock
+from generator.plan.lock.text import natural
 from generator.plan.network.fabric import SU_NODES, FabricShape, shape_fabric
 
 _SU = re.compile(r"^ib-leaf-su(\d+)-r\d+$")
@@ -50,6 +56,10 @@ class Built:
     rails_per_leaf: int
     leaf_up: int
     """Uplinks (or back-to-back links, for two leaves) of the busiest leaf."""
+    su_named: bool
+    """Leaves named per SU and rail (``ib-leaf-suNN-rR``), not collapsed (``ib-leaf-NN``)."""
+    rail_leaf: tuple[int, ...] = ()
+    """Collapsed leaves: the leaf index (name order) of each rail, from the node cables."""
 
 
 def built_fabric(lock: Lock | None) -> Built | None:
@@ -62,11 +72,37 @@ def built_fabric(lock: Lock | None) -> Built | None:
     spines = {d.name for d in lock.with_role("compute-spine")}
     cores = lock.with_role("compute-core")
     sus = {int(m.group(1)) for n in leaves if (m := _SU.match(n))}
+    collapsed = {n for n in leaves if not _SU.match(n)}  # SU 1 of a grown one included
     rails = len(lock.rails)
     up = Counter(c.a for c in lock.cables if c.a in leaves and (c.b in spines or c.b in leaves))
     per_leaf = 1 if sus else max(1, rails // len(leaves))
     return Built(len(leaves), len(spines), len(cores), max(sus, default=1), rails, per_leaf,
-                 max(up.values(), default=0))
+                 max(up.values(), default=0), not collapsed,
+                 _rail_leaf(lock, collapsed, rails) if collapsed else ())
+
+
+def _rail_leaf(lock: Lock, leaves: set[str], rails: int) -> tuple[int, ...]:
+    """The leaf (index in name order) each rail's node cables go to; () when unclear."""
+    index = {name: i for i, name in enumerate(sorted(leaves, key=natural))}
+    found: dict[int, int] = {}
+    for c in lock.cables:
+        if c.b in index and c.a_port.startswith("mlx5_") and c.a_port[5:].isdigit():
+            found.setdefault(int(c.a_port[5:]), index[c.b])
+    got = tuple(found.get(r, -1) for r in range(rails))
+    return got if -1 not in got else ()
+
+
+def _split(b: Built, q: int) -> tuple[int, ...]:
+    """A collapsed fabric regrouped to ``q`` rails per leaf: each built leaf keeps its first
+    ``q`` rails (and their node cables); its other rails go to new leaves, numbered after."""
+    old = b.rail_leaf or tuple(r // b.rails_per_leaf for r in range(b.rails))
+    out = [0] * b.rails
+    for li in range(b.leaves):
+        mine = [r for r in range(b.rails) if old[r] == li]
+        for c in range(0, len(mine), q):
+            for r in mine[c : c + q]:
+                out[r] = li if c == 0 else b.leaves * (c // q) + li
+    return tuple(out)
 
 
 def _base(b: Built, fresh: FabricShape) -> FabricShape:
@@ -123,8 +159,36 @@ def kept_shape(fresh: FabricShape, lock: Lock | None) -> FabricShape:
         per_plane = max(base.cores_per_plane, b.cores // max(1, base.spines_per_pod))
         shape = replace(base, cores_per_plane=per_plane)
     if shape is None:
-        return replace(fresh, lock_note=_regrouped(b, fresh))
+        return _regroup(b, fresh)
+    if not b.su_named and b.rail_leaf:  # collapsed names stay, with their rails
+        standard = tuple(r // shape.rails_per_leaf for r in range(b.rails))
+        if b.rail_leaf != standard or shape.rails_per_leaf == 1:
+            shape = replace(shape, rail_leaf=b.rail_leaf)
     return replace(shape, lock_note=_note(b, shape, fresh))
+
+
+def _regroup(b: Built, fresh: FabricShape) -> FabricShape:
+    """A collapsed fabric that must put fewer rails on each leaf: the built leaves keep
+    their names and their first rails, new leaves take the rest (``_split``)."""
+    q = fresh.rails_per_leaf
+    leaves = fresh.rails if fresh.su_layout else fresh.leaves  # SU 1's, in the SU layout
+    if fresh.su_layout and b.rail_leaf and b.rails_per_leaf == 1:  # a new tier: SU 1 stays
+        return replace(fresh, rail_leaf=b.rail_leaf, lock_note=_regrouped(b, fresh))
+    if b.su_named or b.rails_per_leaf % q or leaves != b.leaves * (b.rails_per_leaf // q):
+        return replace(fresh, lock_note=_regrouped(b, fresh))
+    shape = replace(fresh, rail_leaf=_split(b, q))
+    if shape.style == "clos2":
+        shape = _with_spines(shape, b) or shape
+    kept = b.leaves * q
+    note = (
+        f"The built compute fabric ({_counts(b.leaves, b.spines, b.cores)}) cannot take "
+        f"{fresh.designed_nodes} nodes non-blocking with {b.rails_per_leaf} rails per leaf, "
+        f"so it is regrouped to {q} ({_shape_counts(shape)}): each built leaf keeps its "
+        f"first {q} rail(s) and their node cables; the node cables of the other "
+        f"{b.rails - kept} rail(s) move to the new leaves, and the leaves' inter-switch "
+        "links are re-cabled (listed with the changes against the plan lock)."
+    )
+    return replace(shape, lock_note=note)
 
 
 def _counts(leaves: int, spines: int, cores: int) -> str:
