@@ -177,7 +177,7 @@ def _regroup(b: Built, fresh: FabricShape) -> FabricShape:
     if b.su_named or b.rails_per_leaf % q or leaves != b.leaves * (b.rails_per_leaf // q):
         return replace(fresh, lock_note=_regrouped(b, fresh))
     shape = replace(fresh, rail_leaf=_split(b, q))
-    if shape.style == "clos2":
+    if shape.style == "clos2" and b.spines:  # built spines and uplinks stay (not a pair's)
         shape = _with_spines(shape, b) or shape
     kept = b.leaves * q
     note = (
@@ -203,6 +203,8 @@ def _shape_counts(s: FabricShape) -> str:
 def _links(s: FabricShape) -> str:
     if s.style == "pair":
         return f"{s.leaf_up} links to the other leaf for {s.leaf_down} node ports"
+    if s.style == "clos3":
+        return f"{s.leaf_up} uplinks for {s.leaf_down} node ports, one to each spine of its pod"
     each = s.leaf_up // s.spines
     return f"{s.leaf_up} uplinks for {s.leaf_down} node ports, {each} to each spine"
 
