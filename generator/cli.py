@@ -188,6 +188,10 @@ def _preview(out_dir: Path, out: Outputs, show_diff: bool, check: bool,
     update = prepare(out_dir, out.files, out.manifest, force)
     limit = None if console.LEVEL.verbose else 40
     if show_diff:
+        if out.messages:  # what plan prints after writing: the changes against the lock
+            click.echo("notes:")
+            for line in out.messages:
+                click.echo(f"  {line}")
         for line in [*preview.file_lines(update, limit),
                      *preview.plan_lines(out_dir, out.files, out.name, limit)]:
             click.echo(line)

@@ -27,6 +27,7 @@ from generator.plan.facility.layout import node_link_gbytes, north_south_nic, so
 from generator.plan.facility.power import build_racks
 from generator.plan.heads import plan_management
 from generator.plan.lock import names as lock_names
+from generator.plan.lock.fabric import kept_shape
 from generator.plan.lock.model import Lock
 from generator.plan.lock.state import identity_notes
 from generator.plan.models import (
@@ -102,7 +103,7 @@ def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog, lock: Lock | None
     sm_hosts = mgmt.subnet_manager_hosts(spec.fabric.subnet_manager.value) if rails else []
     fabric_nodes = nodes.fabric_slots
     designed = len(fabric_nodes) + spec.fabric.growth_nodes
-    shape = shape_fabric(designed, rails, ib.ports, len(sm_hosts))
+    shape = kept_shape(shape_fabric(designed, rails, ib.ports, len(sm_hosts)), lock)
     graph = build_fabric(shape, fabric_nodes, sm_hosts)
     # the service address sits at a fixed offset from the base, which sizing never moves
     nfs = addressing.Pool(spec.network.frontend_cidr, "network.frontend_cidr", 0).text(

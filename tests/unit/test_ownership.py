@@ -179,6 +179,9 @@ def test_diff_reports_files_devices_and_bom(tmp_path: Path) -> None:
     lines = r.out.splitlines()
     assert f"  - {tmp_path / INV / 'host_vars/gpu003.yml'}" in lines
     assert "  - compute node gpu003" in lines
+    # the changes in words first, the built fabric kept among them (lock.fabric)
+    assert lines[0] == "notes:" and lines[1].startswith("  Changes against the plan lock: ")
+    assert any("The built compute fabric (2 leaves) is kept" in ln for ln in lines), lines[:6]
     assert any(ln.startswith("  ~ compute xe9680-h100-sxm: quantity 3 -> 2") for ln in lines)
     shrunk = tmp_path.parent / f"{tmp_path.name}-shrunk"  # the same tree (and plan lock)
     shutil.copytree(tmp_path, shrunk)

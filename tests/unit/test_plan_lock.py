@@ -241,14 +241,18 @@ def test_new_storage_racks_hold_room_for_their_leaf_pair() -> None:
 
 
 def test_a_fabric_that_changes_shape_names_every_device_re_cabled() -> None:
-    # 16 -> 20 nodes on 4 rails: the two collapsed leaves give way to rail leaves and spines;
-    # the notes named the switches that go but not that all 16 nodes' fabric cables move
+    # 16 -> 20 nodes on 4 rails: two collapsed leaves of 2 rails become 4 leaves of 1 and
+    # spines. The built leaves stay (they were replaced by rail leaves, moving every node
+    # cable) and keep their first rail; the other rail's cables move, each one named
     hw = {"east_west_nics_per_node": 4}
     one = plan(16, hardware=hw)
     two = plan(20, relock(one), hardware=hw)
-    note = next(n for n in two.notes if "port(s) cabled to the removed" in n)
-    assert "removed ib-leaf-[01-02] take other cables now, on gpu[001-016]" in note
-    assert note.startswith(f"{16 * 4 + 4} port(s)")  # 64 node ports, 2 UFM, 2 OOB
+    assert {"ib-leaf-01", "ib-leaf-02"} <= {s.name for s in two.switches}
+    note = next(n for n in two.notes if "re-cabled for the new design" in n)
+    assert "ib-leaf-01 9/1-32/1; ib-leaf-02 9/1-32/1" in note
+    lost = cables(one) - cables(two)
+    assert len({c for c in lost if c[1].startswith("mlx5_")}) == 16 * 4 // 2
+    assert {c[1] for c in lost if c[1].startswith("mlx5_")} == {"mlx5_1", "mlx5_3"}
 
 
 def test_a_new_gpu_on_a_built_cluster_is_said_and_an_old_lock_still_reads() -> None:

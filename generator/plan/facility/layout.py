@@ -24,7 +24,7 @@ from generator.plan.facility.racks import (
     servers_per_rack,
 )
 from generator.plan.heads import HEAD_MODEL, UFM_MODEL, Management
-from generator.plan.lock.frontend import locked_frontend
+from generator.plan.lock.frontend import locked_frontend, locked_oob_pairs
 from generator.plan.lock.model import Lock
 from generator.plan.lock.racks import LockedPlacer
 from generator.plan.lock.zones import Zones, far_hosts
@@ -129,7 +129,8 @@ def _layout(
     leaf_m, spine_m = pc.switches[ethernet.LEAF_MODEL], pc.switches[ethernet.SPINE_MODEL]
     endpoints = zones.apply(_endpoints(nodes, mgmt, storage_names, pc, server, spec, graph))
     fe = design_frontend(endpoints, leaf_m, spine_m, locked_frontend(lock) if lock else None)
-    backend = storage_backend(storage_names)
+    backend = storage_backend(storage_names, _built_model(lock, "be-a-01"))
+    built_agg = locked_oob_pairs(lock) if lock else None
     compute = [
         Device(
             n,
@@ -146,9 +147,10 @@ def _layout(
     groups = _su_groups(compute, graph, fe, pc, len(nodes.fabric_slots))
     budget = Budget(fac.rack_power_kw, fac.rack_units, fac.reserve_u, fac.reserve_power_fraction)
     n_oob = len(lock.racks) if lock else 1
+    width = max(2, len(str(n_oob)))
+    oob_names = [f"oob-r{i:0{width}d}" for i in range(1, n_oob + 1)]
     for _ in range(MAX_LAYOUT_ROUNDS):
-        width = max(2, len(str(n_oob)))
-        agg = oob_aggregation([f"oob-r{i:0{width}d}" for i in range(1, n_oob + 1)])
+        agg = oob_aggregation(oob_names, built_agg)
         infra = _infra_devices(pc, mgmt, storage_names, graph, fe, [backend, agg])
         in_groups = {d.name for _, net in groups for d in net}
         infra = [d for d in infra if d.name not in in_groups]
@@ -170,11 +172,18 @@ def _layout(
                 lock, budget, oob, per, oob_model.ports - pdus, pdu_sizer(pc, budget), hold
             )
             racks = placer.place_groups(groups, infra, zones.leaf_racks(fe))
-        if len(racks) == n_oob:
-            agg = oob_aggregation([r.oob.name for r in racks if r.oob])
-            return fe, backend, agg, racks
-        n_oob = len(racks)
+        got = [r.oob.name for r in racks if r.oob]
+        final = oob_aggregation(got, built_agg)
+        if final.switches == agg.switches:  # the aggregation switches placed are the ones used
+            return fe, backend, final, racks
+        oob_names = got
     raise AssertionError("rack layout did not converge")
+
+
+def _built_model(lock: Lock | None, device: str) -> str | None:
+    """The model a plan lock records for ``device`` (None: no lock, or not built)."""
+    d = lock.devices.get(device) if lock else None
+    return d.model if d else None
 
 
 def _per_compute_rack(

@@ -114,8 +114,10 @@ def compare(
     network: NetworkPlan,
     port_order: Callable[[str], dict[str, int]],
     gpu: GpuChange | None = None,
+    fabric: str = "",
 ) -> Outcome:
-    """Check ``lock`` against the new plan; raise on moved identities, note the rest."""
+    """Check ``lock`` against the new plan; raise on moved identities, note the rest;
+    ``fabric``: how the built compute fabric was kept or grown (``lock.fabric``)."""
     _check_identities(lock, now)
     removed = [n for n in lock.devices if n not in now]
     retired = {n: a for n, a in lock.retired.items() if n not in now}  # back in use: revived
@@ -143,7 +145,8 @@ def compare(
     ]
     if pdus:
         notes.append(f"PDUs added where the rack's load grew: {'; '.join(pdus)}.")
-    if notes:
+    if notes:  # the fabric kept: said with a change, not as one (a re-run keeps the notes)
+        notes += [fabric] if fabric else []
         out.notes = out.changed = [f"Changes against the plan lock: {notes[0]}", *notes[1:]]
     return out
 

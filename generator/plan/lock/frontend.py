@@ -25,7 +25,22 @@ def locked_frontend(lock: Lock) -> LockedFrontend:
             port = c.b_port[4:]
             if port.isdigit():
                 hosts.setdefault(c.a, []).append((HOST_PORTS[c.a_port], c.b, int(port)))
-    return LockedFrontend(leaves, hosts)
+    spines = [d for d in lock.with_role("frontend-spine") if _leaf_number(d.name) is not None
+              and d.name.count("-") == 2]  # fe-spine-NN: two tiers (fe-spine-pNN-NN: three)
+    return LockedFrontend(leaves, hosts, len(spines))
+
+
+def locked_oob_pairs(lock: Lock) -> dict[str, int] | None:
+    """Rack OOB switch -> its aggregation pair (``oob-agg-01/02`` is pair 0) in the lock;
+    None when the lock has no OOB aggregation."""
+    aggs = {d.name for d in lock.with_role("oob-spine")}
+    if not aggs:
+        return None
+    out = {}
+    for c in lock.cables:
+        if c.b in aggs and (n := _leaf_number(c.b)) is not None:
+            out[c.a] = (n - 1) // 2
+    return out
 
 
 def _leaf_number(name: str) -> int | None:

@@ -92,6 +92,8 @@ class LockedFrontend:
 
     leaves: list[str]
     hosts: dict[str, list[tuple[int, str, int]]]
+    spines: int = 0
+    """Built two-tier spines: kept while they serve (a shrink never takes them away)."""
 
 
 def design_frontend(
@@ -120,17 +122,21 @@ def design_frontend(
         for k in range(VLT_LINKS):
             port = leaf.ports + k + 1
             g.vlt_links.append((g.leaf_names[2 * p], port, g.leaf_names[2 * p + 1], port))
-    if n > 1:
-        _spines(g, leaf, spine)
+    built = locked.spines if locked else 0
+    if n > 1 or built:
+        _spines(g, leaf, spine, built)
     return g
 
 
-def _spines(g: FrontendGraph, leaf: SwitchModel, spine: SwitchModel) -> None:
+def _spines(g: FrontendGraph, leaf: SwitchModel, spine: SwitchModel, built: int = 0) -> None:
+    """Spines for the leaves' uplinks: the fewest (at least the ``built`` ones of a plan
+    lock) that divide each leaf's uplinks evenly and take them all."""
     up = leaf.uplink_ports - VLT_LINKS
     first_up = leaf.ports + VLT_LINKS + 1
     radix = spine.ports
     leaves = len(g.leaf_names)
-    s = next((s for s in range(2, up + 1) if up % s == 0 and s * radix >= leaves * up), None)
+    s = next((s for s in range(max(2, built), up + 1)
+              if up % s == 0 and s * radix >= leaves * up), None)
     if s is not None:
         g.spine_names = [f"fe-spine-{j + 1:02d}" for j in range(s)]
         per = up // s

@@ -62,11 +62,18 @@ class FabricShape:
     pods: int = 0
     pod_leaves: int = 0
     cores_per_plane: int = 0
+    lock_note: str = ""
+    """Why the shape is not the rules' own: kept or grown from the plan lock (``lock.fabric``)."""
+    rail_leaf: tuple[int, ...] = ()
+    """Collapsed leaves (``ib-leaf-NN``) of a plan lock: the leaf of each rail, when it is
+    not ``rail // rails_per_leaf`` (a regrouped fabric keeps each leaf's first rails); in
+    the SU layout, the leaves of SU 1 (grown from such a fabric, they keep their names)."""
 
     @property
     def su_layout(self) -> bool:
-        """Built from full scalable units (one leaf per rail per SU)."""
-        return self.designed_nodes > SU_NODES
+        """Built from full scalable units (one leaf per rail per SU); a locked fabric kept
+        on a shrink may have more of them than its designed nodes need."""
+        return self.designed_nodes > SU_NODES or self.scalable_units > 1
 
     @property
     def leaf_down(self) -> int:
@@ -198,20 +205,34 @@ def _leaf_slot(shape: FabricShape, slot: int, rail: int) -> tuple[int, int]:
     """(leaf index, 1-based leaf port) of node slot ``slot``'s NIC on ``rail``."""
     if shape.su_layout:
         su, pos = divmod(slot, SU_NODES)
-        return su * shape.rails + rail, pos + 1
+        li = shape.rail_leaf[rail] if shape.rail_leaf and su == 0 else su * shape.rails + rail
+        return li, pos + 1
     q = shape.rails_per_leaf
+    if shape.rail_leaf:
+        li = shape.rail_leaf[rail]
+        pos = sum(1 for x in shape.rail_leaf[:rail] if x == li)
+        return li, pos * shape.designed_nodes + slot + 1
     return rail // q, (rail % q) * shape.designed_nodes + slot + 1
 
 
 def _leaf_names(shape: FabricShape) -> tuple[list[str], list[int | None], list[int]]:
-    if not shape.su_layout and shape.rails_per_leaf > 1:
+    if not shape.su_layout and (shape.rails_per_leaf > 1 or shape.rail_leaf):
         collapsed = [f"ib-leaf-{i + 1:02d}" for i in range(shape.leaves)]
-        return collapsed, [None] * shape.leaves, [1] * shape.leaves
+        one: list[int | None] = [None] * shape.leaves
+        if shape.rails_per_leaf == 1:  # one rail per leaf: say which
+            for rail, li in enumerate(shape.rail_leaf):
+                one[li] = rail
+        return collapsed, one, [1] * shape.leaves
     w = _w(shape.scalable_units)
     names: list[str] = []
     rails: list[int | None] = []
     sus: list[int] = []
-    for su in range(shape.scalable_units):
+    first = 0
+    if shape.rail_leaf:  # SU 1 grown from a collapsed fabric: its leaves keep their names
+        names = [f"ib-leaf-{i + 1:02d}" for i in range(shape.rails)]
+        rails = [shape.rail_leaf.index(i) for i in range(shape.rails)]
+        sus, first = [1] * shape.rails, 1
+    for su in range(first, shape.scalable_units):
         for r in range(shape.rails):
             names.append(f"ib-leaf-su{su + 1:0{w}d}-r{r}")
             rails.append(r)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from generator.plan.heads import Management
 from generator.plan.network.fabric import SU_NODES, FabricGraph, FabricShape, shape_fabric
 from generator.plan.network.fabric_need import NO_NICS
@@ -36,7 +38,10 @@ def _shape_note(s: FabricShape, nodes: int) -> str:
         f"Rail-optimized fat tree: {s.scalable_units} SU of {SU_NODES} nodes, one leaf per rail "
         f"per SU ({r} rails -> {s.leaves} leaves, {SU_NODES} node ports down and {k // 2} up); "
     )
-    if s.tiers == 2:
+    if s.tiers == 2 and s.lock_note:
+        text += (f"two tiers with {s.spines} spines, {s.leaf_up // s.spines} uplinks from "
+                 "each leaf to each.")
+    elif s.tiers == 2:
         text += (
             f"two tiers with {s.spines} spines (the smallest count that divides the {k // 2} "
             "leaf uplinks and takes them all, like the RA's 16 spines for 3 SU)."
@@ -47,7 +52,9 @@ def _shape_note(s: FabricShape, nodes: int) -> str:
             f"{k // 2} leaves with {s.spines_per_pod} spines each, and {s.cores_per_plane} core "
             f"switch(es) in each of the {s.spines_per_pod} core planes ({s.cores} cores)."
         )
-    if nodes < s.scalable_units * SU_NODES:
+    if nodes <= (s.scalable_units - 1) * SU_NODES:
+        text += f" {nodes} of its {s.scalable_units * SU_NODES} node slots are used now."
+    elif nodes < s.scalable_units * SU_NODES:
         text += (
             f" The last SU is built in full (leaves and leaf-spine cables) although only "
             f"{nodes - (s.scalable_units - 1) * SU_NODES} of its {SU_NODES} slots are used "
@@ -86,6 +93,11 @@ def design_notes(
         return [absent[1] if absent else NO_NICS]
     fabric_nodes = compute + spares
     notes = [_shape_note(s, fabric_nodes)]
+    if s.lock_note:
+        notes.append(s.lock_note)
+    if replace(s, lock_note="") != shape_fabric(s.designed_nodes, s.rails, s.radix, 0):
+        # kept or grown from the plan lock: the growth and cost notes below are the rules'
+        return notes + _common_notes(s, g, spec, mgmt)
     if spec.fabric.growth_nodes:
         notes.append(
             f"Sized for {s.designed_nodes} nodes: {fabric_nodes} now + "
@@ -104,6 +116,12 @@ def design_notes(
     dell = _dell_note(s, len(g.sm_links))
     if dell:
         notes.append(dell)
+    return notes + _common_notes(s, g, spec, mgmt)
+
+
+def _common_notes(s: FabricShape, g: FabricGraph, spec: Spec, mgmt: Management) -> list[str]:
+    """Rails, subnet manager, stolen links and media: whatever decided the shape."""
+    notes = []
     if s.rails < 8:
         notes.append(
             f"{s.rails} ConnectX-7 per node -> {s.rails} rails; each NIC serves "

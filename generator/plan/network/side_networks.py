@@ -10,7 +10,10 @@
   no out-of-band switch hangs off the front-end leaves (the reference designs keep OOB
   separate: S24). Up to ``OOB_DIRECT_MAX_RACKS`` racks there is no aggregation: each rack's
   OOB switch takes its two 10G uplinks straight to the site's management network (a pair
-  of switches and their spares would only save a few site ports).
+  of switches and their spares would only save a few site ports). A built aggregation pair
+  (plan lock) stays when the racks shrink to that few: taking it out moves every OOB uplink.
+* A plan lock's back-end switch model is kept when the storage nodes shrink (see
+  ``storage_backend``); growth past a switch's ports still swaps it or builds a leaf-spine.
 """
 
 from __future__ import annotations
@@ -35,8 +38,10 @@ class SideNet:
     isl: list[tuple[str, int, str, int]] = field(default_factory=list)
 
 
-def storage_backend(nodes: list[str]) -> SideNet:
-    """int-a and int-b back-end switches and every storage node's two back-end cables."""
+def storage_backend(nodes: list[str], built: str | None = None) -> SideNet:
+    """int-a and int-b back-end switches and every storage node's two back-end cables;
+    ``built``: the model of a plan lock's single back-end switches, kept while it has the
+    ports (fewer storage nodes never swap a built Z9264F-ON for an S5232F-ON)."""
     out = SideNet()
     n = len(nodes)
     if n == 0:
@@ -44,7 +49,7 @@ def storage_backend(nodes: list[str]) -> SideNet:
     for net in ("a", "b"):
         port_name = f"be{0 if net == 'a' else 1}"
         if n <= 64:
-            model = BACKEND_SMALL if n <= 32 else BACKEND_LARGE
+            model = BACKEND_SMALL if n <= 32 and built != BACKEND_LARGE else BACKEND_LARGE
             sw = f"be-{net}-01"
             out.switches.append((sw, model, "leaf"))
             out.links += [(node, port_name, sw, i + 1) for i, node in enumerate(nodes)]
@@ -67,17 +72,32 @@ def storage_backend(nodes: list[str]) -> SideNet:
     return out
 
 
-def oob_aggregation(oob_switches: list[str]) -> SideNet:
-    """Aggregation pairs for the per-rack OOB switches (two 10G uplinks each)."""
+def oob_aggregation(oob_switches: list[str], built: dict[str, int] | None = None) -> SideNet:
+    """Aggregation pairs for the per-rack OOB switches (two 10G uplinks each).
+
+    ``built``: a plan lock's aggregation, rack switch -> pair index (empty: the lock has
+    pairs but none of these switches on them; None: no lock or no aggregation). A built rack
+    switch stays on its pair and a new one takes the first pair with a free port, so
+    neither a shrink (down to a few racks included) nor growth moves an OOB uplink; a pair
+    left without racks goes."""
     out = SideNet()
-    if len(oob_switches) <= OOB_DIRECT_MAX_RACKS:
+    if len(oob_switches) <= OOB_DIRECT_MAX_RACKS and built is None:
         return out
-    pairs = math.ceil(len(oob_switches) / OOB_AGG_PORTS)
-    for p in range(pairs):
+    members: dict[int, list[str]] = {}
+    for sw in oob_switches:
+        if built and sw in built:
+            members.setdefault(built[sw], []).append(sw)
+    p = 0
+    for sw in oob_switches:
+        if built and sw in built:
+            continue
+        while len(members.get(p, [])) >= OOB_AGG_PORTS:
+            p += 1
+        members.setdefault(p, []).append(sw)
+    for p, racks in sorted(members.items()):
         a, b = f"oob-agg-{2 * p + 1:02d}", f"oob-agg-{2 * p + 2:02d}"
         out.switches += [(a, OOB_AGG_MODEL, "spine"), (b, OOB_AGG_MODEL, "spine")]
-        members = oob_switches[p * OOB_AGG_PORTS : (p + 1) * OOB_AGG_PORTS]
-        for i, leaf in enumerate(members):
+        for i, leaf in enumerate(racks):
             out.isl.append((leaf, OOB_UPLINK_PORTS[0], a, i + 1))
             out.isl.append((leaf, OOB_UPLINK_PORTS[1], b, i + 1))
     return out
