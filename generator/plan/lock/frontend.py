@@ -18,6 +18,7 @@ from __future__ import annotations
 from generator.plan.lock.model import Lock
 from generator.plan.lock.text import natural
 from generator.plan.network.ethernet import Endpoint, FrontendGraph, LockedFrontend
+from generator.plan.network.side_networks import BuiltBackend
 
 HOST_PORTS = {"fe0": 0, "fe1": 1}
 
@@ -65,6 +66,20 @@ def locked_oob_pairs(lock: Lock) -> dict[str, int] | None:
         if c.b in aggs and (n := _leaf_number(c.b)) is not None:
             out[c.a] = (n - 1) // 2
     return out
+
+
+def built_backend(lock: Lock) -> BuiltBackend | None:
+    """The lock's storage back end per OneFS network (``be-a-*``, ``be-b-*``); None: none."""
+    leaves: dict[str, list[str]] = {}
+    spines: dict[str, list[str]] = {}
+    model = ""
+    for d in sorted(lock.with_role("storage-leaf", "storage-spine"), key=lambda d: natural(d.name)):
+        net = d.name[3:4] if d.name.startswith("be-") else ""
+        if net not in ("a", "b"):
+            continue
+        (spines if d.role == "storage-spine" else leaves).setdefault(net, []).append(d.name)
+        model = model or d.model
+    return BuiltBackend(leaves, spines, model) if leaves else None
 
 
 def _leaf_number(name: str) -> int | None:
