@@ -195,7 +195,7 @@ def _notes(pairs: _Pairs, hosted: list[int], locked: LockedFrontend) -> list[str
         out.append(
             f"Front-end leaf pairs retired: {which} served only infrastructure hosts that are "
             "removed, so they go with their uplinks (the spine ports they used are free); "
-            "new hosts later get a new pair."
+            "hosts added later take free ports on the remaining pairs first, then a new pair."
         )
     return out
 
