@@ -28,6 +28,7 @@ from generator.plan.facility.power import build_racks
 from generator.plan.heads import plan_management
 from generator.plan.lock import names as lock_names
 from generator.plan.lock.fabric import kept_shape
+from generator.plan.lock.heads import kept_management
 from generator.plan.lock.model import Lock
 from generator.plan.lock.state import identity_notes
 from generator.plan.models import (
@@ -99,7 +100,7 @@ def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog, lock: Lock | None
     rails = _rails(spec, server, absent)
     mgmt = plan_management(spec, rails > 0, len(nodes.compute), pc.management)
     if lock:
-        mgmt = lock_names.management(mgmt, lock)
+        mgmt = kept_management(mgmt, lock, pc.management, len(nodes.compute))
     sm_hosts = mgmt.subnet_manager_hosts(spec.fabric.subnet_manager.value) if rails else []
     fabric_nodes = nodes.fabric_slots
     designed = len(fabric_nodes) + spec.fabric.growth_nodes

@@ -33,6 +33,8 @@ class Management:
     service: list[str] = field(default_factory=list)
     head_model: str = HEAD_MODEL
     tier: str = "small"
+    lock_note: str = ""
+    """Against a plan lock: what was kept of the built plane, or what growth buys."""
 
     def subnet_manager_hosts(self, kind: str) -> list[str]:
         """Devices that carry a fabric port for the subnet manager."""

@@ -24,7 +24,7 @@ from generator.plan.facility.racks import (
     servers_per_rack,
 )
 from generator.plan.heads import HEAD_MODEL, UFM_MODEL, Management
-from generator.plan.lock.frontend import locked_frontend, locked_oob_pairs
+from generator.plan.lock.frontend import built_backend, locked_frontend, locked_oob_pairs
 from generator.plan.lock.model import Lock
 from generator.plan.lock.racks import LockedPlacer
 from generator.plan.lock.zones import Zones, far_hosts
@@ -129,7 +129,7 @@ def _layout(
     leaf_m, spine_m = pc.switches[ethernet.LEAF_MODEL], pc.switches[ethernet.SPINE_MODEL]
     endpoints = zones.apply(_endpoints(nodes, mgmt, storage_names, pc, server, spec, graph))
     fe = design_frontend(endpoints, leaf_m, spine_m, locked_frontend(lock) if lock else None)
-    backend = storage_backend(storage_names, _built_model(lock, "be-a-01"))
+    backend = storage_backend(storage_names, built_backend(lock) if lock else None)
     built_agg = locked_oob_pairs(lock) if lock else None
     compute = [
         Device(
@@ -178,12 +178,6 @@ def _layout(
             return fe, backend, final, racks
         oob_names = got
     raise AssertionError("rack layout did not converge")
-
-
-def _built_model(lock: Lock | None, device: str) -> str | None:
-    """The model a plan lock records for ``device`` (None: no lock, or not built)."""
-    d = lock.devices.get(device) if lock else None
-    return d.model if d else None
 
 
 def _per_compute_rack(

@@ -9,6 +9,8 @@ rack slots and free ports. ``--fresh`` ignores it.
 Modules: ``model`` (the parsed lock), ``text`` (writing the file), ``read`` (reading it
 back, with ``reader``'s checked line reader, errors at the file's line), ``names`` (which
 devices stay, which are new, which go), ``racks`` (new devices into free rack space),
-``ports`` (cables kept on their ports), ``changes`` (what moved, as notes, and what cannot
-move, as errors).
+``ports`` (cables kept on their ports), ``fabric`` (the built compute fabric kept while it
+serves), ``heads`` (the built management plane kept on a shrink), ``frontend`` (front-end
+pairs, OOB aggregation and the storage back end as built), ``changes`` (what moved, as
+notes, and what cannot move, as errors).
 """

@@ -21,7 +21,7 @@ changes nothing keeps them, so running ``podplan plan`` twice writes the same fi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 
@@ -114,10 +114,11 @@ def compare(
     network: NetworkPlan,
     port_order: Callable[[str], dict[str, int]],
     gpu: GpuChange | None = None,
-    fabric: str = "",
+    kept: Sequence[str] = (),
 ) -> Outcome:
     """Check ``lock`` against the new plan; raise on moved identities, note the rest;
-    ``fabric``: how the built compute fabric was kept or grown (``lock.fabric``)."""
+    ``kept``: how the built compute fabric (``lock.fabric``) and management plane
+    (``lock.heads``) were kept or grown, said with a change."""
     _check_identities(lock, now)
     removed = [n for n in lock.devices if n not in now]
     retired = {n: a for n, a in lock.retired.items() if n not in now}  # back in use: revived
@@ -146,7 +147,7 @@ def compare(
     if pdus:
         notes.append(f"PDUs added where the rack's load grew: {'; '.join(pdus)}.")
     if notes:  # the fabric kept: said with a change, not as one (a re-run keeps the notes)
-        notes += [fabric] if fabric else []
+        notes += [k for k in kept if k]
         out.notes = out.changed = [f"Changes against the plan lock: {notes[0]}", *notes[1:]]
     return out
 

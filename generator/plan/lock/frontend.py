@@ -3,7 +3,14 @@
 A locked host keeps its leaf pair and ports. A new host goes to the first pair (in name
 order) that already serves its group (0: infrastructure hosts; n: the GPU nodes of scalable
 unit n) and has a free host port on each leaf it needs, lowest port first; only when none
-has room does a new pair start, numbered after the last. A pair left without hosts goes.
+has room does a new pair start, numbered after the last.
+
+A shrink keeps built capacity, as the compute fabric does (``lock.fabric``): the leaf pair of
+a scalable unit whose GPU nodes all go stays, with its uplinks, in the SU's network rack
+beside the SU's kept fabric leaves, and takes the SU's nodes again when they come back. A
+pair that served only infrastructure hosts (storage, login, management) and has none left
+is retired: nothing else of the design stands on it, and the note names it and its freed
+spine ports. ``--fresh`` plans the front end anew.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 from generator.plan.lock.model import Lock
 from generator.plan.lock.text import natural
 from generator.plan.network.ethernet import Endpoint, FrontendGraph, LockedFrontend
+from generator.plan.network.side_networks import BuiltBackend
 
 HOST_PORTS = {"fe0": 0, "fe1": 1}
 
@@ -27,7 +35,24 @@ def locked_frontend(lock: Lock) -> LockedFrontend:
                 hosts.setdefault(c.a, []).append((HOST_PORTS[c.a_port], c.b, int(port)))
     spines = [d for d in lock.with_role("frontend-spine") if _leaf_number(d.name) is not None
               and d.name.count("-") == 2]  # fe-spine-NN: two tiers (fe-spine-pNN-NN: three)
-    return LockedFrontend(leaves, hosts, len(spines))
+    return LockedFrontend(leaves, hosts, len(spines), _su_of(lock, hosts))
+
+
+def _su_of(lock: Lock, hosts: dict[str, list[tuple[int, str, int]]]) -> dict[str, int]:
+    """Leaf -> scalable unit, for the leaves that served only GPU nodes of one SU; a leaf
+    without hosts (kept by an earlier shrink) is the SU's whose fabric leaves share its rack."""
+    seen: dict[str, set[int]] = {}
+    for host, ports in hosts.items():
+        d = lock.devices.get(host)
+        su = (d.su or 1) if d is not None and d.role in ("compute", "spare") else 0
+        for _, leaf, _ in ports:
+            seen.setdefault(leaf, set()).add(su)
+    su_racks: dict[str, set[int]] = {}
+    for d in lock.with_role("compute-leaf"):
+        su_racks.setdefault(d.rack, set()).add(d.su or 1)
+    for d in lock.with_role("frontend-leaf"):
+        seen.setdefault(d.name, su_racks.get(d.rack, {0}))
+    return {leaf: next(iter(s)) for leaf, s in seen.items() if len(s) == 1 and 0 not in s}
 
 
 def locked_oob_pairs(lock: Lock) -> dict[str, int] | None:
@@ -41,6 +66,20 @@ def locked_oob_pairs(lock: Lock) -> dict[str, int] | None:
         if c.b in aggs and (n := _leaf_number(c.b)) is not None:
             out[c.a] = (n - 1) // 2
     return out
+
+
+def built_backend(lock: Lock) -> BuiltBackend | None:
+    """The lock's storage back end per OneFS network (``be-a-*``, ``be-b-*``); None: none."""
+    leaves: dict[str, list[str]] = {}
+    spines: dict[str, list[str]] = {}
+    model = ""
+    for d in sorted(lock.with_role("storage-leaf", "storage-spine"), key=lambda d: natural(d.name)):
+        net = d.name[3:4] if d.name.startswith("be-") else ""
+        if net not in ("a", "b"):
+            continue
+        (spines if d.role == "storage-spine" else leaves).setdefault(net, []).append(d.name)
+        model = model or d.model
+    return BuiltBackend(leaves, spines, model) if leaves else None
 
 
 def _leaf_number(name: str) -> int | None:
@@ -67,6 +106,9 @@ class _Pairs:
         self.used: dict[str, set[int]] = {n: set() for pair in self.names.values() for n in pair}
         self.groups: dict[int, set[int]] = {p: set() for p in self.names}
         self.index = {n: p for p, pair in self.names.items() for n in pair}
+        self.su_pairs = {self.index[n]: su for n, su in locked.su_of.items() if n in self.index}
+        for p, su in self.su_pairs.items():  # a kept SU pair takes that SU's nodes again
+            self.groups[p].add(su)
 
     def name(self, number: int) -> str:
         return f"fe-leaf-{number:0{self.width}d}"
@@ -120,14 +162,42 @@ def pack_locked(endpoints: list[Endpoint], ports: int, locked: LockedFrontend) -
     for ep in new:
         links[ep.name] = _place(ep, pairs)
     order = sorted(pairs.names)
-    live = [p for p in order if any(pairs.used[n] for n in pairs.names[p])]
+    hosted = [p for p in order if any(pairs.used[n] for n in pairs.names[p])]
+    live = sorted({*hosted, *pairs.su_pairs})
     g = FrontendGraph(tiers=1 if len(live) <= 1 else 2)
+    g.notes = _notes(pairs, hosted, locked)
     for p in live:
         g.leaf_names += pairs.names[p]
         for n in pairs.names[p]:
             g.leaf_group[n] = min(pairs.groups[p], default=0)
     g.host_links = [lk for ep in endpoints for lk in links[ep.name]]
     return g
+
+
+def _notes(pairs: _Pairs, hosted: list[int], locked: LockedFrontend) -> list[str]:
+    """The built pairs kept without hosts, and those retired (module doc)."""
+    built = {pairs.index[n] for n in locked.leaves if n in pairs.index}
+    empty = sorted(p for p in built if p not in hosted)
+    kept = [p for p in empty if p in pairs.su_pairs]
+    gone = [p for p in empty if p not in pairs.su_pairs]
+    out = []
+    if kept:
+        which = "; ".join(
+            f"{'/'.join(pairs.names[p])} (scalable unit {pairs.su_pairs[p]})" for p in kept)
+        out.append(
+            f"Front-end leaf pairs kept without hosts (plan lock): {which}. Their GPU nodes "
+            "are removed; the pairs stay cabled to the spines, as the SU's compute fabric "
+            "leaves do, and take the SU's nodes again when they come back (a shrink keeps "
+            "built capacity; --fresh would remove them)."
+        )
+    if gone:
+        which = "; ".join("/".join(pairs.names[p]) for p in gone)
+        out.append(
+            f"Front-end leaf pairs retired: {which} served only infrastructure hosts that are "
+            "removed, so they go with their uplinks (the spine ports they used are free); "
+            "hosts added later take free ports on the remaining pairs first, then a new pair."
+        )
+    return out
 
 
 def _place(ep: Endpoint, pairs: _Pairs) -> list[tuple[str, int, str, int, int]]:

@@ -22,7 +22,6 @@ from collections.abc import Iterable
 
 from generator.errors import PodplanError, Problem
 from generator.plan.compute import COMPUTE_PREFIX, ComputeNodes
-from generator.plan.heads import Management
 from generator.plan.lock.model import Lock
 from generator.plan.lock.text import natural
 from generator.plan.network.fabric import SU_NODES
@@ -55,22 +54,6 @@ def sequential(lock: Lock, role: str, prefix: str, width: int, count: int) -> li
     locked = [d.name for d in lock.with_role(role) if _number(d.name, prefix) is not None]
     kept = _keep(locked, count)
     return kept + new_names(prefix, width, count - len(kept), used_numbers(lock, prefix))
-
-
-def management(fresh: Management, lock: Lock) -> Management:
-    """``fresh``'s counts, with the locked heads, service, login and UFM names kept."""
-
-    def names(role: str, prefix: str, count: int) -> list[str]:
-        return sequential(lock, role, prefix, 2, count)
-
-    return Management(
-        names("head", "head", len(fresh.heads)),
-        names("login", "login", len(fresh.login)),
-        names("ufm", "ufm", len(fresh.ufm)),
-        names("mgmt", "mgmt", len(fresh.service)),
-        fresh.head_model,
-        fresh.tier,
-    )
 
 
 def _removals(spec: Spec, lock: Lock) -> set[str]:

@@ -63,5 +63,6 @@ def identity_notes(
     gpu = GpuChange(p.lock.gpu, p.spec.hardware.gpu, len(p.nodes.compute) + len(p.nodes.spares),
                     old.slurm_gres_type if old else p.lock.gpu, p.gpu.slurm_gres_type)
     done = compare(p.lock, devices_now(nodes, switches), links, racks, network, order, gpu,
-                   p.shape.lock_note)
+                   [p.shape.lock_note, p.mgmt.lock_note, *p.frontend.notes,
+                    *p.backend.notes])
     return LockState(list(done.notes), list(done.notes), done.retired)

@@ -94,6 +94,8 @@ class LockedFrontend:
     hosts: dict[str, list[tuple[int, str, int]]]
     spines: int = 0
     """Built two-tier spines: kept while they serve (a shrink never takes them away)."""
+    su_of: dict[str, int] = field(default_factory=dict)
+    """Leaf -> the scalable unit whose GPU nodes it served (its pair stays when they go)."""
 
 
 def design_frontend(
