@@ -227,6 +227,15 @@ def fit_warnings(sizing: SizingResult, spec_file: str) -> list[str]:
             "and what would fit"]
 
 
+def slo_warnings(sizing: SizingResult, spec_file: str) -> list[str]:
+    """One line per serving workload sized at its closest miss of the latency SLOs: the plan
+    buys GPUs for a TPOT/TTFT it does not reach, and only ``size`` and the report said so."""
+    missed = [w for w in sizing.inference if w.fits and w.meets_slo is False]
+    return [f"{w.name} misses its latency SLOs (sized at batch {w.max_batch}: TPOT "
+            f"{w.tpot_ms:.1f} ms, TTFT {w.ttft_ms:.0f} ms); the files size {w.gpus} GPUs for it "
+            f"anyway. `podplan size {spec_file}` says why and what would meet them" for w in missed]
+
+
 def bill_of_materials(loaded: LoadedSpec, cluster: ClusterPlan, catalog: Catalog | None = None):  # type: ignore[no-untyped-def]
     """The priced BOM of a plan (price book from the catalog, overridden by ``prices:``)."""
     from generator.bom import build_bom, load_price_book
@@ -271,4 +280,5 @@ def _outputs(
     before = held.lock.changes if held.lock else []
     news = list(cluster.identity_changes) if cluster.identity_changes != before else []
     return Outputs(files=sorted(files), manifest=manifest, name=cluster.name, messages=news,
-                   warnings=fit_warnings(cluster.sizing, loaded.path))
+                   warnings=[*fit_warnings(cluster.sizing, loaded.path),
+                             *slo_warnings(cluster.sizing, loaded.path), *bom.notes])

@@ -68,3 +68,31 @@ def test_a_cluster_too_small_for_its_workloads_is_warned_about(tmp_path: Path) -
                "the fixed cluster has 8)" in r.stderr
     ok = CliRunner().invoke(cli, ["validate", SPEC])
     assert ok.exit_code == 0 and "warning" not in ok.stderr
+
+
+def test_a_missed_latency_slo_is_warned_about(tmp_path: Path) -> None:
+    # 405B bf16 at TPOT <= 60 ms: no batch of TP8 PP2 reaches it, so every replica is sized
+    # at batch 1 (1,040 GPUs for 120 requests a minute); only `size` and the report said so
+    spec = tmp_path / "slo.yaml"
+    spec.write_text("name: slo\nworkloads:\n  - {name: big, kind: inference, model: "
+                    "llama3.1-405b, precision: bf16, input_tokens: 2000, output_tokens: 500, "
+                    "requests_per_minute: 120, ttft_ms: 3000, tpot_ms: 60}\n")
+    for args in (["validate", str(spec)], ["plan", "-q", str(spec), "--out", str(tmp_path)]):
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code == 0, r.output
+        assert (f"warning: big misses its latency SLOs (sized at batch 1: TPOT 64.9 ms, TTFT "
+                f"569 ms); the files size 1040 GPUs for it anyway. `podplan size {spec}` says "
+                "why and what would meet them") in r.stderr
+
+
+def test_a_half_set_storage_price_is_warned_about(tmp_path: Path) -> None:
+    spec = tmp_path / "p.yaml"
+    spec.write_text(Path(SPEC).read_text() + "prices: old.yaml\n")
+    (tmp_path / "old.yaml").write_text("items:\n  powerscale-f710: {usd_per_raw_tb: 1500}\n")
+    r = CliRunner().invoke(cli, ["plan", "-q", str(spec), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 0, r.output
+    assert (f"warning: prices file {tmp_path / 'old.yaml'} sets only usd_per_raw_tb for "
+            "powerscale-f710: the built-in usd_base of 30,000 USD per node is added to it; "
+            "set usd_base too (0 if your usd_per_raw_tb already includes it)") in r.stderr
+    bom = (tmp_path / "o" / "reports").glob("*/bom.md")
+    assert "**Price book warning:** prices file" in next(bom).read_text()
