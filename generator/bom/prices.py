@@ -57,7 +57,8 @@ class PriceBook:
     @property
     def notes(self) -> list[str]:
         """The warnings as sentences that name the prices file (BOM notes, plan warnings)."""
-        return [f"prices file {self.override_file} {self.warnings[k]}" for k in sorted(self.warnings)]
+        where = self.override_file
+        return [f"prices file {where} {self.warnings[k]}" for k in sorted(self.warnings)]
 
     @property
     def shared_parts(self) -> set[str]:
