@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from generator import pipeline
 from generator.catalog.load import Catalog, default_catalog
-from generator.errors import PodplanError
+from generator.errors import PodplanError, Problem
 from generator.sizing.result import SizingResult
 from generator.spec.load import LoadedSpec
 from generator.spec.models import Spec
@@ -130,13 +130,25 @@ def _mark_cheapest(points: list[SweepPoint]) -> list[SweepPoint]:
     return [replace(p, cheapest=True) if p is best else p for p in points]
 
 
+def check_sweepable(loaded: LoadedSpec) -> None:
+    """Refuse a spec with nothing to sweep before its options are read (a serving-only spec
+    was first told it needs --gpus, then, with --gpus, that it cannot be swept)."""
+    if not loaded.spec.training:
+        raise PodplanError(
+            "sweep compares training runs (time and $ per run); this spec has only inference "
+            "workloads", loaded.path,
+            [Problem(path="workloads", message="no training workload to time",
+                     hint="a serving cluster is sized by its SLOs, not swept: set "
+                          "hardware.gpu to each type and compare `podplan size` (GPUs, "
+                          "latency) and `podplan bom` (capex, cloud $/month); `size` also "
+                          "names the GPU type or precision that would meet a missed SLO")])
+
+
 def run_sweep(loaded: LoadedSpec, grid: SweepGrid, catalog: Catalog | None = None
               ) -> SweepResult:
     """Plan every point of ``grid`` for the spec in ``loaded``."""
     cat = catalog or default_catalog()
-    if not loaded.spec.training:
-        raise PodplanError("sweep compares training runs (time and $ per run); this spec has "
-                           "only inference workloads", loaded.path)
+    check_sweepable(loaded)
     points: list[SweepPoint] = []
     for gpu in grid.gpu_types:
         for gpus in grid.gpus:

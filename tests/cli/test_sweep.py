@@ -60,9 +60,14 @@ def test_bad_options_exit_2_with_a_located_message(args: list[str], needle: str)
     assert "Traceback" not in r.stderr
 
 
-def test_inference_only_spec_is_refused() -> None:
-    r = run_cli("sweep", "examples/llama31-70b-chat.yaml", "--gpus", "16")
+@pytest.mark.parametrize("args", [["--gpus", "16"], []])
+def test_inference_only_spec_is_refused(args: list[str]) -> None:
+    # without --gpus it was first told to give --gpus, then refused for being serving-only
+    r = run_cli("sweep", "examples/llama31-70b-chat.yaml", *args)
     assert r.returncode == 2 and "only inference workloads" in r.stderr
+    assert ("hint: a serving cluster is sized by its SLOs, not swept: set hardware.gpu to "
+            "each type and compare `podplan size` (GPUs, latency) and `podplan bom` (capex, "
+            "cloud $/month)") in r.stderr
 
 
 def test_spec_without_a_fixed_size_needs_gpus() -> None:
