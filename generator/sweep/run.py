@@ -106,7 +106,9 @@ def _fits(sizing: SizingResult, gpus: int) -> tuple[bool, str]:
     """Whether the point fits, and what to say. Training is timed on all ``gpus`` while
     serving wants its GPUs on top (``podplan size`` notes it on a fixed cluster): say so on
     the point, or the table reads as if both ran on it."""
-    if not sizing.fits:
+    if not sizing.fits:  # too few GPUs for serving beside training is not a memory miss
+        if sizing.short_of_gpus:
+            return False, f"does not fit: {'; '.join(sizing.short_of_gpus)}"
         return False, "does not fit in GPU memory"
     train = max((t.gpus for t in sizing.training), default=0)
     serve = sum(i.gpus for i in sizing.inference)

@@ -167,3 +167,16 @@ def test_points_say_when_serving_needs_gpus_beyond_the_training_run() -> None:
                      "training on all 16 GPUs; serving needs 6 more (22 together)"]
     table = run_cli("sweep", "examples/llama2-70b-lora.yaml", "--gpus", "8").stdout
     assert "8 × H100 SXM5 80GB (1 node), " in table
+
+
+def test_too_few_gpus_for_serving_is_not_called_a_memory_miss() -> None:
+    # 8B SFT + 70B serving at 64 GPUs: serving needs 114, and the point said "does not fit
+    # in GPU memory" although every workload fits in memory
+    from benchmarks.synthetic_plan import synthetic_sizing
+    from generator.sweep.run import _fits
+
+    short = "inference needs 114 GPUs; the fixed cluster has 64"
+    sizing = synthetic_sizing("s", 64).model_copy(update={"fits": False, "short_of_gpus": [short]})
+    assert _fits(sizing, 64) == (False, f"does not fit: {short}")
+    assert _fits(sizing.model_copy(update={"short_of_gpus": []}), 64) == (
+        False, "does not fit in GPU memory")
