@@ -228,12 +228,12 @@ def fit_warnings(sizing: SizingResult, spec_file: str) -> list[str]:
 
 
 def slo_warnings(sizing: SizingResult, spec_file: str) -> list[str]:
-    """One line per serving workload sized at its closest miss of the latency SLOs: the plan
-    buys GPUs for a TPOT/TTFT it does not reach, and only ``size`` and the report said so."""
-    missed = [w for w in sizing.inference if w.fits and w.meets_slo is False]
-    return [f"{w.name} misses its latency SLOs (sized at batch {w.max_batch}: TPOT "
-            f"{w.tpot_ms:.1f} ms, TTFT {w.ttft_ms:.0f} ms); the files size {w.gpus} GPUs for it "
-            f"anyway. `podplan size {spec_file}` says why and what would meet them" for w in missed]
+    """The serving workloads that miss their latency SLOs (only ``size`` and the report's
+    workload table said so, and ``plan`` bought the GPUs without a word)."""
+    from generator.sizing.report import slo_misses
+
+    return [f"{miss}. `podplan size {spec_file}` says why and what would meet them"
+            for miss in slo_misses(sizing)]
 
 
 def bill_of_materials(loaded: LoadedSpec, cluster: ClusterPlan, catalog: Catalog | None = None):  # type: ignore[no-untyped-def]
