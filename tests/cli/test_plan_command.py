@@ -100,3 +100,20 @@ def test_a_half_set_storage_price_is_warned_about(tmp_path: Path) -> None:
             "set usd_base too (0 if your usd_per_raw_tb already includes it)") in r.stderr
     bom = (tmp_path / "o" / "reports").glob("*/bom.md")
     assert "**Price book warning:** prices file" in next(bom).read_text()
+
+
+def test_a_request_longer_than_the_models_context_is_warned_about(tmp_path: Path) -> None:
+    # 1M tokens in to Llama 3.1 70B (131,072-token context) sized 384 GPUs without a word
+    spec = tmp_path / "ctx.yaml"
+    spec.write_text("name: ctx\nworkloads:\n  - {name: long, kind: inference, model: "
+                    "llama3.1-70b, precision: fp8, input_tokens: 1000000, output_tokens: 500, "
+                    "requests_per_minute: 10}\n  - {name: short, kind: inference, model: "
+                    "llama3.1-70b, precision: fp8, input_tokens: 130572, output_tokens: 500}\n")
+    said = ("long: 1,000,000 input + 500 output tokens is more than Llama 3.1 70B's context of "
+            "131,072 tokens (catalog max_sequence_length): engines refuse such requests unless "
+            "the context is extended (RoPE scaling such as YaRN); the figures assume it is")
+    r = CliRunner().invoke(cli, ["validate", str(spec)])
+    assert r.exit_code == 0, r.output
+    assert f"warning: {said}\n" in r.stderr and "short:" not in r.stderr
+    sized = CliRunner().invoke(cli, ["size", str(spec)])
+    assert f"  note: {said.removeprefix('long: ')}\n" in sized.stdout
