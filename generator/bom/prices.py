@@ -153,6 +153,43 @@ def _unknown_ids(catalog: Catalog, lines: LoadedLines, ids: list[str]) -> list[P
     ]
 
 
+FIELD_SYNONYMS = {"usd_per_tb": "usd_per_raw_tb", "usd_per_raw_tib": "usd_per_raw_tb",
+                  "usd_per_node": "usd_base", "price": "usd", "cost": "usd", "usd_each": "usd",
+                  "usd_per_meter": "usd_per_m", "usd_per_metre": "usd_per_m"}
+
+
+def _field_hint(key: str, known: list[str]) -> str | None:
+    if key in FIELD_SYNONYMS:
+        return f"did you mean '{FIELD_SYNONYMS[key]}'?"
+    return did_you_mean(key, known)
+
+
+PRICE_FIELDS = ("usd", "usd_base", "usd_per_m", "usd_per_raw_tb", "fraction_of_hardware")
+
+
+def _field_problems(lines: LoadedLines, given: dict[str, Any]) -> list[Problem]:
+    """Keys of an override entry that are no price-book field, and negative prices. The
+    built-in book tolerates extra keys (``PlanItem``), so 'usd_per_tb: 1500' was dropped
+    without a word and the built-in price used; 'usd: -5' priced a server at minus $5."""
+    known = sorted(set(PriceItem.model_fields) - {"id"})
+    out = []
+    for item_id, fields in given.items():
+        for key, value in fields.items():
+            loc = ("items", str(item_id), str(key))
+            if str(key) not in known:
+                out.append(Problem(
+                    path=f"items.{item_id}.{key}", line=lines.line_of(loc),
+                    message=f"unknown field '{key}'", allowed=", ".join(known),
+                    hint=_field_hint(str(key), known)))
+            elif (key in PRICE_FIELDS and isinstance(value, int | float)
+                  and not isinstance(value, bool) and value < 0):
+                out.append(Problem(
+                    path=f"items.{item_id}.{key}", line=lines.line_of(loc),
+                    message=f"must not be negative, not {value:g}",
+                    allowed="a price of 0 or more (USD)"))
+    return out
+
+
 def _hint(item_id: str, choices: list[str]) -> str:
     """Renamed ids first (``xe9680`` -> ``xe9680-<gpu>``), then a close spelling."""
     renamed = [c for c in choices if c.startswith(f"{item_id}-")]
@@ -218,6 +255,9 @@ def load_price_book(catalog: Catalog, override: Path | None) -> PriceBook:
             raise PodplanError(
                 "price book names parts podplan does not know", str(override), unknown
             )
+        bad = _field_problems(lines, given)
+        if bad:
+            raise PodplanError("price book does not validate", str(override), bad)
         warnings = partial_storage_prices(base, given)
         for item_id, fields in given.items():
             merged[str(item_id)] = {**merged.get(str(item_id), {}), **fields}

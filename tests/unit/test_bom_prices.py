@@ -156,3 +156,28 @@ def test_a_whole_storage_price_override_warns_nothing(tmp_path: Path) -> None:
     _, plan = plan_for(16, default_catalog())
     bom = build_bom(plan, load_price_book(default_catalog(), book))
     assert bom.notes == [] and "prices file" not in _line(bom, "powerscale-f710").note
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ("powerscale-f710: {usd_per_tb: 1500}",
+         ("items.powerscale-f710.usd_per_tb", 2, "unknown field 'usd_per_tb'",
+          "did you mean 'usd_per_raw_tb'?")),
+        ("xe9680-h200-sxm: {usd: -5}",
+         ("items.xe9680-h200-sxm.usd", 2, "must not be negative, not -5", None)),
+        ("cat6: {usd_per_m: 1, cost: 3}",
+         ("items.cat6.cost", 2, "unknown field 'cost'", "did you mean 'usd'?")),
+    ],
+)
+def test_an_override_field_that_prices_nothing_is_an_error(
+    tmp_path: Path, fields: str, problem: tuple[object, ...]
+) -> None:
+    # the built-in book tolerates extra keys: 'usd_per_tb' was dropped without a word and
+    # the built-in price used; a negative usd priced a server at minus $5
+    book = tmp_path / "bad.yaml"
+    book.write_text(f"items:\n  {fields}\n")
+    with pytest.raises(PodplanError) as exc:
+        load_price_book(default_catalog(), book)
+    (p,) = exc.value.problems
+    assert (p.path, p.line, p.message, p.hint) == problem
