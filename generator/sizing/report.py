@@ -26,7 +26,7 @@ def slo_misses(result: SizingResult) -> list[str]:
     plan buys GPUs for a TPOT/TTFT it does not reach (plan's warning, report's summary)."""
     missed = [w for w in result.inference if w.fits and w.meets_slo is False]
     return [f"{w.name} misses its latency SLOs (sized at batch {w.max_batch}: TPOT "
-            f"{w.tpot_ms:.1f} ms, TTFT {w.ttft_ms:.0f} ms); the plan sizes {w.gpus} GPUs for "
+            f"{w.tpot_ms:.1f} ms, TTFT {w.ttft_ms:.0f} ms); the plan sizes {w.gpus:,} GPUs for "
             "it anyway" for w in missed]
 
 

@@ -204,3 +204,13 @@ def test_a_kind_in_other_words_gets_the_right_hint(kind: str, hint: str) -> None
         validate_data({**BASE, "workloads": [w]}, "s.yaml", {})
     (p,) = exc.value.problems
     assert (p.path, p.message, p.hint) == ("workloads[0].kind", f"unknown kind '{kind}'", hint)
+
+
+def test_an_electricity_price_in_cents_is_refused() -> None:
+    # 12 (cents) was taken as 12 USD per kWh: 100x the power cost, without a word
+    with pytest.raises(PodplanError) as exc:
+        validate_data({**BASE, "facility": {"power_usd_per_kwh": 12}}, "s.yaml", {})
+    (p,) = exc.value.problems
+    assert (p.path, p.message, p.allowed) == (
+        "facility.power_usd_per_kwh", "12 is more than 2",
+        "0 to 2 (USD per kWh, not cents: the dearest grid power costs under 1 USD)")
