@@ -250,7 +250,8 @@ def bill_of_materials(loaded: LoadedSpec, cluster: ClusterPlan, catalog: Catalog
     from generator.bom import build_bom, load_price_book
 
     with located(loaded):
-        book = load_price_book(catalog or default_catalog(), prices_path(loaded))
+        shown = None if loaded.spec.prices is None else str(loaded.spec.prices)
+        book = load_price_book(catalog or default_catalog(), prices_path(loaded), shown)
         return build_bom(cluster, book)
 
 

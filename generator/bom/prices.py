@@ -241,8 +241,12 @@ def partial_storage_prices(
     return out
 
 
-def load_price_book(catalog: Catalog, override: Path | None) -> PriceBook:
-    """The built-in price book merged with ``override`` (path already resolved)."""
+def load_price_book(
+    catalog: Catalog, override: Path | None, shown: str | None = None
+) -> PriceBook:
+    """The built-in price book merged with ``override`` (path already resolved). ``shown``:
+    the file as the spec names it, for the BOM's sources and notes (the resolved path put
+    the machine's directory into outputs kept in git: /home/alice/... on one checkout)."""
     base = catalog.raw(FAMILY)["items"]
     merged: dict[str, dict[str, Any]] = {k: dict(v or {}) for k, v in base.items()}
     changed: set[str] = set()
@@ -285,7 +289,7 @@ def load_price_book(catalog: Catalog, override: Path | None) -> PriceBook:
     return PriceBook(
         items,
         frozenset(changed),
-        str(override) if override is not None else None,
+        (shown or str(override)) if override is not None else None,
         optics,
         catalog.family("media", MediaModel),
         psus,

@@ -95,11 +95,13 @@ def test_a_half_set_storage_price_is_warned_about(tmp_path: Path) -> None:
     (tmp_path / "old.yaml").write_text("items:\n  powerscale-f710: {usd_per_raw_tb: 1500}\n")
     r = CliRunner().invoke(cli, ["plan", "-q", str(spec), "--out", str(tmp_path / "o")])
     assert r.exit_code == 0, r.output
-    assert (f"warning: prices file {tmp_path / 'old.yaml'} sets only usd_per_raw_tb for "
+    assert ("warning: prices file old.yaml sets only usd_per_raw_tb for "
             "powerscale-f710: the built-in usd_base of 30,000 USD per node is added to it; "
             "set usd_base too (0 if your usd_per_raw_tb already includes it)") in r.stderr
-    bom = (tmp_path / "o" / "reports").glob("*/bom.md")
-    assert "**Price book warning:** prices file" in next(bom).read_text()
+    bom = next((tmp_path / "o" / "reports").glob("*/bom.md")).read_text()
+    # the file as the spec names it: a resolved path put this machine's directory in the BOM
+    assert "**Price book warning:** prices file old.yaml sets only" in bom
+    assert "| prices file old.yaml: powerscale-f710; X1 [LOW] |" in bom
 
 
 def test_a_request_longer_than_the_models_context_is_warned_about(tmp_path: Path) -> None:
