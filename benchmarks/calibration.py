@@ -50,12 +50,16 @@ from typing import Any
 import yaml
 
 from benchmarks.stacks import (
+    ep_overlap_of,
+    local_batches_of,
     lora_targets,
     microbatch_of,
+    moe_dispatcher_of,
     pipeline_split_of,
     recompute_layers_of,
     recompute_modules_of,
     recompute_of,
+    routing_of,
     shard_of,
     stack_of,
 )
@@ -279,6 +283,8 @@ def _training_case(row: dict[str, str], catalog: Catalog, eff: Efficiency) -> Ca
         global_batch=gbs, seq_len=seq, steps=_steps(row, gbs, unpacked),
         sample_tokens=sample_tokens, extra_tokens=extra, adapter_params=adapters,
         recompute_modules=recompute_modules_of(row), pipeline_split=pipeline_split_of(row),
+        moe_dispatcher=moe_dispatcher_of(row), ep_overlap=ep_overlap_of(row),
+        routing=routing_of(row), local_batches=local_batches_of(row),
     )
     device, node = _hardware(row, catalog)
     tp, pp = _int(row["TP"]), _int(row["PP"])

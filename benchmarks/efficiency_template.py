@@ -73,13 +73,17 @@ COMMENTS: dict[str, list[str]] = {
         "# Achieved fraction of NVLink (~360 GB/s busBW on H100), of PCIe peer-to-peer (GPUs",
         "# NVLink does not join: L40S, H100 PCIe beyond a bridged pair) and of the east-west",
         "# NICs (line rate and count from the server catalog); per-hop latency of a ring/tree.",
+        "# deepep_rdma_efficiency: DeepEP/HybridEP's GPU-initiated RDMA dispatch, the lowest of",
+        "# the DeepEP README's internode figures (43 GB/s at EP16 per ~50 GB/s CX7 400G NIC).",
     ],
     "overlap": [
         "# Share of each communication left exposed where the stack overlaps it (one value",
         "# per kind of overlap, shared by every stack with the feature): tp (TE userbuffers /",
         "# async TP), dp (distributed optimizer's bucketed reduce-scatter/all-gather), fsdp",
         "# (ZeRO-3 prefetched gathers), pp (stage send/recv), cp (K/V ring), ep (MoE",
-        "# all-to-all token dispatch/combine).",
+        "# all-to-all token dispatch/combine, where the stack or run overlaps it with another",
+        "# micro-batch's compute: Megatron-Core overlap_moe_expert_parallel_comm, DualPipe;",
+        "# otherwise exposed in full).",
     ],
     "frameworks": [
         "# Software stacks a spec may name, described by features (data, not fitted):",
@@ -93,6 +97,9 @@ COMMENTS: dict[str, list[str]] = {
         "# parallelism: dimensions the stack runs besides data parallelism. gathers_per_layer:",
         "# ZeRO-3 collectives per layer and direction (default 1, a flat buffer per layer).",
         "# compute_scale: kernel efficiency relative to NeMo (fitted). base: inherit, override.",
+        "# moe_dispatcher: alltoall (default; one copy per selected expert) or deepep (DeepEP /",
+        "# HybridEP: once per destination node and GPU). ep_comm_overlap: the EP all-to-all",
+        "# overlapped with another micro-batch's compute (default false: Megatron-Core's).",
     ],
     "calibration_stacks": [
         "# Stacks that published calibration rows, each a user-facing stack minus or plus a",
@@ -100,6 +107,8 @@ COMMENTS: dict[str, list[str]] = {
         "# moe_host_sync: false = Megatron-Core's sync-free MoE dispatch (HybridEP buffers",
         "# pre-sized by moe_expert_rank_capacity_factor, TE fused grouped MLP, CUDA graphs):",
         "# no per-layer host sync, so compute.moe_layer_overhead_s is not paid.",
+        "# schedule_per_local_batch: the pipeline schedule runs once per gradient-accumulation",
+        "# batch (NeMo AutoModel), each call with its own bubble and unhidden FSDP reduction.",
     ],
     "optimizer": [
         "# Adam's update: bytes read+written per local parameter, at this share of HBM bandwidth.",

@@ -8,6 +8,8 @@ stated feature (``calibration_stacks:``).
 
 from __future__ import annotations
 
+import re
+
 from generator.sizing.model.hardware import Node
 
 STACK_RULES: tuple[tuple[tuple[str, ...], str], ...] = (
@@ -72,6 +74,47 @@ def recompute_modules_of(row: dict[str, str]) -> tuple[str, ...]:
     if any(w in text for w in ELEMENTWISE_RECOMPUTE):
         return ("layernorm", "moe_act")
     return ()
+
+
+DEDUP_DISPATCHERS = ("dispatcher=deepep", "dispatcher=hybridep", "deepep", "hybridep")
+"""DeepEP and HybridEP (Megatron's ``flex`` dispatcher; AutoModel's DeepEP), named in a row's
+method or framework: tokens deduplicated per destination node and GPU (``comm.dispatch_bytes``)."""
+EP_OVERLAP = ("a2a-overlap", "dualpipe")
+"""The EP all-to-all overlapped with another micro-batch's compute: Megatron-Core's
+``overlap_moe_expert_parallel_comm`` (the Bridge performance configs' ``moe_a2a_overlap``),
+or DeepSeek-V3's DualPipe."""
+
+
+def moe_dispatcher_of(row: dict[str, str]) -> str:
+    """The MoE token dispatcher a row states ("" where it states none: its stack's)."""
+    text = (row["method"] + " " + row["framework"]).lower()
+    if "dispatcher=alltoall" in text:
+        return "alltoall"
+    return "deepep" if any(w in text for w in DEDUP_DISPATCHERS) else ""
+
+
+FAKE_GATE = ("fake balanced gate",)
+"""NeMo AutoModel's ``FakeBalancedGate`` (``components/moe/layers.py``; benchmark rows state
+"fake balanced gate"): without noise token t takes experts t*k ... t*k+k-1 mod E."""
+
+
+def routing_of(row: dict[str, str]) -> str:
+    """How the row's tokens pick experts (``Job.routing``)."""
+    text = (row["work"] + " " + row["method"]).lower()
+    return "contiguous" if any(w in text for w in FAKE_GATE) else "random"
+
+
+def local_batches_of(row: dict[str, str]) -> int:
+    """Gradient-accumulation batches per step a row states ("GA n" in its notes; 1 if none):
+    pipeline schedule calls per step for stacks that run one per local batch."""
+    match = re.search(r"\bGA (\d+)\b", row["notes"])
+    return int(match.group(1)) if match else 1
+
+
+def ep_overlap_of(row: dict[str, str]) -> bool | None:
+    """True where a row states its EP all-to-all overlapped, None to take its stack's."""
+    text = row["method"].lower()
+    return True if any(w in text for w in EP_OVERLAP) else None
 
 
 PIPELINE_SPLIT = (("embedding/loss in pipeline split", ("embedding", "loss")),)

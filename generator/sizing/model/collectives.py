@@ -110,3 +110,25 @@ def all_to_all(
     if remote > 0:
         seconds = max(seconds, _transfer(remote, Link(rail_bw(node, eff), 2)))
     return seconds + eff.network.hop_latency_s
+
+
+def dedup_all_to_all(
+    nvlink: float, fabric: float, ranks: int, stride: int, node: Node, device: Device,
+    eff: Efficiency,
+) -> float:
+    """Seconds for a deduplicating all-to-all (DeepEP, HybridEP) in which each rank sends
+    ``fabric`` bytes across nodes over its own rail and ``nvlink`` bytes within its node
+    (its own tokens and those it forwards from its rail peers); both run concurrently.
+    The rail runs at ``network.deepep_rdma_efficiency`` of line rate: DeepEP's GPU-initiated
+    RDMA (NVSHMEM IBGDA) measures 43-58 GB/s per ~50 GB/s CX7 NIC in its README's normal
+    kernels table, well above what ring collectives reach (``fabric_efficiency``)."""
+    if ranks <= 1:
+        return 0.0
+    per_node = max(1, min(ranks, node.gpus // stride))
+    seconds = 0.0
+    if nvlink > 0:
+        seconds = nvlink / intra_node_bw(per_node * stride, node, device, eff)
+    if fabric > 0:
+        rail = node.fabric_bytes_per_s_per_gpu * eff.network.deepep_rdma_efficiency
+        seconds = max(seconds, _transfer(fabric, Link(rail, 2)))
+    return seconds + eff.network.hop_latency_s

@@ -87,6 +87,9 @@ class Network:
     pcie_efficiency: float
     fabric_efficiency: float
     hop_latency_s: float
+    deepep_rdma_efficiency: float = 0.86
+    """Share of a NIC's line rate DeepEP/HybridEP dispatch reaches (GPU-initiated RDMA):
+    the lowest of its README's internode figures, 43 GB/s (EP16) per ~50 GB/s CX7."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +105,10 @@ class Overlap:
     pp: float
     cp: float
     ep: float = 1.0
-    """MoE all-to-all dispatch/combine left exposed (Megatron overlaps it with the other
-    micro-batch's compute in 1F1B, DeepEP with the shared experts)."""
+    """MoE all-to-all dispatch/combine left exposed where the stack overlaps it with another
+    micro-batch's compute (Megatron-Core's ``--overlap-moe-expert-parallel-comm``, the
+    Bridge recipes' ``moe_a2a_overlap``; DeepSeek's DualPipe). Without that feature the
+    dispatch sits on the compute stream's critical path: exposed in full."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +146,23 @@ class Framework:
     distributed optimizer, DeepSpeed, FSDP with fp32 master weights); 4 where the resident
     parameter is bf16 and torch Adam keeps m, v in the parameter's dtype (NeMo AutoModel's
     default ``torch_dtype`` bf16 with ``torch.optim.Adam``: no separate master copy)."""
+    moe_dispatcher: str = "alltoall"
+    """MoE token dispatcher: ``alltoall`` (Megatron-Core's MoEAlltoAllTokenDispatcher and
+    NCCL all-to-all: a token is copied once per selected expert) or ``deepep`` (DeepEP /
+    HybridEP, Megatron's ``flex`` dispatcher, NeMo AutoModel's default: a token crosses the
+    fabric once per destination node and NVLink once per destination GPU,
+    ``comm.dispatch_bytes``)."""
+    ep_comm_overlap: bool = False
+    """Whether the stack overlaps the EP all-to-all with another micro-batch's compute
+    (Megatron-Core's ``overlap_moe_expert_parallel_comm``, default off). Off: exposed in
+    full (``ep_exposed`` 1); on: ``overlap.ep``."""
+    schedule_per_local_batch: bool = False
+    """Whether, under pipeline parallelism, the stack runs the pipeline schedule once per
+    local batch, GA times a step (NeMo AutoModel's ``train_ft.py`` calls
+    ``schedule.step`` per gradient-accumulation batch): each call fills and drains the
+    pipeline, and its FSDP2 stages reduce-scatter gradients after the call's last backward
+    (``fsdp_mixin.py``: gradient sync off during the schedule, ``post_backward`` run by
+    hand at the end), where no compute is left to hide them."""
     moe_host_sync: bool = True
     """Whether the MoE token dispatcher copies the tokens per expert to the host every layer
     (Megatron's dropless all-to-all and DeepEP dispatchers do, to size their buffers).
@@ -311,10 +333,23 @@ def _framework(
         gathers_per_layer=int(f.get("gathers_per_layer", 1)),
         tp_exposed=overlap.tp if tp_overlap else 1.0,
         dp_exposed=overlap.dp if sharding == "distributed" else overlap.fsdp,
-        pp_exposed=overlap.pp, cp_exposed=overlap.cp, ep_exposed=overlap.ep,
+        pp_exposed=overlap.pp, cp_exposed=overlap.cp,
+        ep_exposed=overlap.ep if bool(f.get("ep_comm_overlap", False)) else 1.0,
+        moe_dispatcher=_dispatcher(name, f), ep_comm_overlap=bool(f.get("ep_comm_overlap", False)),
         moe_host_sync=bool(f.get("moe_host_sync", True)),
+        schedule_per_local_batch=bool(f.get("schedule_per_local_batch", False)),
         optimizer_bytes=float(f.get("optimizer_bytes", 12.0)),
     )
+
+
+MOE_DISPATCHERS = ("alltoall", "deepep")
+
+
+def _dispatcher(name: str, f: dict[str, Any]) -> str:
+    dispatcher = str(f.get("moe_dispatcher", "alltoall"))
+    if dispatcher not in MOE_DISPATCHERS:
+        raise ValueError(f"profile '{name}': moe_dispatcher must be one of {MOE_DISPATCHERS}")
+    return dispatcher
 
 
 def read_mapping(path: Path = EFFICIENCY_FILE) -> dict[str, Any]:

@@ -64,6 +64,21 @@ class Job:
     ``--account-for-loss-in-pipeline-split`` ("loss"): the layer split counts the embedding
     and the output layer as one layer each, so the first and last virtual stages build one
     transformer layer fewer (``memory.stage_layer_counts``)."""
+    moe_dispatcher: str = ""
+    """The MoE token dispatcher a run states (``alltoall`` or ``deepep``: DeepEP/HybridEP);
+    empty: the stack's (``Framework.moe_dispatcher``)."""
+    routing: str = "random"
+    """How tokens pick their k experts: ``random`` (balanced, k distinct experts drawn
+    uniformly: real routing at balance, Megatron-Core's ``moe_router_force_load_balancing``
+    random logits) or ``contiguous`` (NeMo AutoModel's ``FakeBalancedGate`` without noise:
+    token t takes experts t*k ... t*k+k-1 mod E, neighbours on the same GPU and node)."""
+    local_batches: int = 1
+    """Pipeline schedule calls per optimizer step where a stack runs one per local batch
+    (``Framework.schedule_per_local_batch``: NeMo AutoModel's gradient accumulation, GA =
+    GBS / (DP x local batch size)); 1 elsewhere."""
+    ep_overlap: bool | None = None
+    """Whether a run states the EP all-to-all overlapped with compute (Megatron-Core's
+    ``--overlap-moe-expert-parallel-comm``, DualPipe); None: the stack's default."""
 
     @property
     def frozen_base(self) -> bool:

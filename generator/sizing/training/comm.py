@@ -18,9 +18,17 @@ MoE: every MoE layer dispatches each token's hidden vector to its k experts and 
 the results back, an all-to-all over the EP group each way (2 forward, 2 backward, 2 more
 when the layer's forward is recomputed). A rank sends what it routes: its sequence-parallel
 share of the micro-batch, b*(s/c)/t tokens, times k*h*2 bytes (padded to the capacity
-factor). The expert grid is ordered etp-ep-edp, so EP peers are etp ranks apart. The routed
-experts' gradients and weights are reduced and gathered over the expert-data-parallel group
-(t*c*d/(ep*etp) ranks, ep*etp apart) instead of the dense d*c.
+factor) with the ``alltoall`` dispatcher (Megatron-Core's MoEAlltoAllTokenDispatcher
+permutes one copy of a token per selected expert). DeepEP and HybridEP (``deepep``: the
+``flex`` dispatcher, NeMo AutoModel's) deduplicate: ``get_dispatch_layout`` counts tokens
+per destination rank and per RDMA rank (``num_tokens_per_rank``, ``num_tokens_per_rdma_rank``,
+``is_token_in_rank``), so a token crosses the fabric once per destination node, to the
+GPU of its own rail there, which forwards it over NVLink once per destination GPU
+(``dispatch_bytes``; DeepEP README, "normal kernels"; AutoModel
+``components/moe/megatron/fused_a2a.py``). The expert grid is ordered etp-ep-edp, so EP
+peers are etp ranks apart. The routed experts' gradients and weights are reduced and
+gathered over the expert-data-parallel group (t*c*d/(ep*etp) ranks, ep*etp apart) instead
+of the dense d*c.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from generator.sizing.model.collectives import (
     all_gather,
     all_reduce,
     all_to_all,
+    dedup_all_to_all,
     group_link,
     send_recv,
 )
@@ -95,6 +104,55 @@ def a2a_bytes(job: Job, lay: Layout) -> float:
     return tokens * arch.top_k * job.capacity_factor * arch.hidden * 2.0
 
 
+def hit_fraction(experts: int, groups: int, k: int) -> float:
+    """Probability that a token whose k distinct experts are drawn uniformly from ``experts``
+    (balanced routing) picks at least one expert of a given group of experts/groups:
+    1 - C(E - E/G, k) / C(E, k)."""
+    if groups <= 1:
+        return 1.0
+    left = experts - experts / groups
+    miss = 1.0
+    for i in range(k):
+        miss *= max(left - i, 0.0) / (experts - i)
+    return 1.0 - miss
+
+
+def groups_spanned(experts: int, groups: int, k: int, routing: str) -> float:
+    """Expected number of the ``groups`` equal, consecutive groups of experts (GPUs, nodes)
+    one token's k experts fall in. ``random``: G * ``hit_fraction``. ``contiguous``
+    (AutoModel's fake balanced gate): token t takes experts t*k ... t*k+k-1 mod E, so the
+    mean over the cycle of block starts of the groups one block of k neighbours touches."""
+    if groups <= 1:
+        return 1.0
+    if routing != "contiguous":
+        return groups * hit_fraction(experts, groups, k)
+    size = experts / groups
+    starts = experts // math.gcd(experts, k)
+    total = 0
+    for t in range(starts):
+        first = (t * k) % experts
+        total += len({int(((first + j) % experts) // size) for j in range(k)})
+    return total / starts
+
+
+def dispatch_bytes(job: Job, lay: Layout, node: Node) -> tuple[float, float]:
+    """(NVLink bytes, fabric bytes) one rank sends in one deduplicating (DeepEP/HybridEP)
+    dispatch or combine over an EP group of n ranks on N nodes, g per node: each of its
+    tokens, h bf16 values, goes once to every node its experts span (``groups_spanned``),
+    (N-1)/N of them remote, and over NVLink once to every GPU they span besides the rail
+    peer, (g-1)/g of them (its own and forwarded tokens alike); padded to the capacity."""
+    arch = job.arch
+    tokens = lay.mbs * sequence_tokens(job, lay.mbs) / (lay.cp * lay.tp)
+    vector = tokens * job.capacity_factor * arch.hidden * 2.0
+    per_node = max(1, min(lay.ep, node.gpus // lay.expert_tp))
+    nodes = math.ceil(lay.ep / per_node)
+    k, experts = arch.top_k, arch.experts
+    fabric = vector * groups_spanned(experts, nodes, k, job.routing) * (nodes - 1) / nodes
+    gpus = groups_spanned(experts, lay.ep, k, job.routing)
+    nvlink = vector * gpus * (per_node - 1) / per_node
+    return nvlink, fabric
+
+
 def ep_time(
     job: Job, lay: Layout, node: Node, device: Device, eff: Efficiency,
     forward_only: bool = False,
@@ -105,8 +163,25 @@ def ep_time(
     arch = job.arch
     n_moe = min(math.ceil(arch.layers / lay.pp), moe_layers(arch))
     per_layer = 2.0 if forward_only else 4.0 + 2.0 * lay.recompute_fraction(arch.layers)
-    one = all_to_all(a2a_bytes(job, lay), lay.ep, lay.expert_tp, node, device, eff)
+    if dispatcher(job, eff) == "deepep":
+        nvlink, fabric = dispatch_bytes(job, lay, node)
+        one = dedup_all_to_all(nvlink, fabric, lay.ep, lay.expert_tp, node, device, eff)
+    else:
+        one = all_to_all(a2a_bytes(job, lay), lay.ep, lay.expert_tp, node, device, eff)
     return per_layer * n_moe * one
+
+
+def dispatcher(job: Job, eff: Efficiency) -> str:
+    """The MoE token dispatcher: the run's stated one, else its stack's."""
+    return job.moe_dispatcher or eff.framework(job.framework).moe_dispatcher
+
+
+def ep_exposed(job: Job, eff: Efficiency) -> float:
+    """Share of the EP all-to-all left exposed: ``overlap.ep`` where the run (or its stack)
+    overlaps it with another micro-batch's compute, else all of it."""
+    if job.ep_overlap is None:
+        return eff.framework(job.framework).ep_exposed
+    return eff.overlap.ep if job.ep_overlap else 1.0
 
 
 def expert_dp_step_time(

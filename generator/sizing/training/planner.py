@@ -48,6 +48,7 @@ from generator.sizing.training.steptime import (
     dp_comm_time,
     microbatch_time,
     optimizer_time,
+    schedule_flushes,
     step_time,
 )
 
@@ -204,7 +205,8 @@ class Searcher:
         self.evaluated += 1
         dp, optimizer = self.per_step(lay)
         m = lay.microbatches(self.job.global_batch)
-        return assemble(lay, m, self.microbatch(lay), dp, optimizer, self.fw)
+        return assemble(lay, m, self.microbatch(lay), dp, optimizer, self.fw,
+                        schedule_flushes(self.job, lay, self.fw))
 
     def size(self, gpus: int) -> SizeResult:
         """Rank the fitting layouts on ``gpus`` GPUs.

@@ -229,7 +229,7 @@ def microbatch_time(
         pp=fw.pp_exposed * comm.pp_time(job, lay, node, device, eff),
         overhead=fw.microbatch_overhead_s,
         zero3=zero3,
-        ep=fw.ep_exposed * comm.ep_time(job, lay, node, device, eff),
+        ep=comm.ep_exposed(job, eff) * comm.ep_time(job, lay, node, device, eff),
     )
 
 
@@ -271,7 +271,8 @@ def forward_time(job: Job, lay: Layout, device: Device, node: Node, eff: Efficie
     busy = max(gpu, cpu / 3.0) + moe_sync_time(job, plain, eff) / 3.0
     exposed = (fw.tp_exposed * comm.tp_time(job, lay, node, device, eff, forward_only=True)
                + fw.pp_exposed * comm.pp_time(job, lay, node, device, eff, forward_only=True)
-               + fw.ep_exposed * comm.ep_time(job, lay, node, device, eff, forward_only=True))
+               + comm.ep_exposed(job, eff)
+               * comm.ep_time(job, lay, node, device, eff, forward_only=True))
     if fw.shards_per_layer(lay.pp):
         moved = _zero3_moved(job, lay, device, node, eff, forward_only=True)
         exposed += _zero3_exposed(moved, busy, fw)
@@ -304,17 +305,30 @@ def dp_comm_time(job: Job, lay: Layout, device: Device, node: Node, eff: Efficie
 
 
 def assemble(
-    lay: Layout, m: int, mb: MicrobatchTime, dp: float, optimizer: float, fw: Framework
+    lay: Layout, m: int, mb: MicrobatchTime, dp: float, optimizer: float, fw: Framework,
+    flushes: int = 0,
 ) -> StepTime:
     """Combine the parts: m micro-batches, the (p-1)/v bubble, and the part of the DP
     reduction that the last micro-batch's backward (and the next step's first forward)
-    cannot hide."""
+    cannot hide. ``flushes`` > 0 (``schedule_flushes``): the schedule runs that many times
+    a step, each with its own bubble and its own DP reduction after its last backward,
+    exposed in full."""
     window = mb.total
+    bubble = (lay.pp - 1) / lay.vp * mb.total
+    if flushes:
+        return StepTime(microbatch=mb, microbatches=m, bubble=flushes * bubble,
+                        dp_exposed=flushes * dp, optimizer=optimizer, fixed=fw.step_overhead_s)
     return StepTime(
-        microbatch=mb, microbatches=m, bubble=(lay.pp - 1) / lay.vp * mb.total,
+        microbatch=mb, microbatches=m, bubble=bubble,
         dp_exposed=max(dp - window, 0.0) + fw.dp_exposed * min(dp, window),
         optimizer=optimizer, fixed=fw.step_overhead_s,
     )
+
+
+def schedule_flushes(job: Job, lay: Layout, fw: Framework) -> int:
+    """Pipeline schedule calls a step where the stack runs one per local batch under
+    pipeline parallelism (``Framework.schedule_per_local_batch``), else 0."""
+    return job.local_batches if lay.pp > 1 and fw.schedule_per_local_batch else 0
 
 
 def step_time(
@@ -327,4 +341,5 @@ def step_time(
         mb or microbatch_time(job, lay, device, node, eff),
         dp_comm_time(job, lay, device, node, eff), optimizer_time(job, lay, device, eff),
         eff.framework(job.framework),
+        schedule_flushes(job, lay, eff.framework(job.framework)),
     )
