@@ -227,12 +227,31 @@ def fit_warnings(sizing: SizingResult, spec_file: str) -> list[str]:
             "and what would fit"]
 
 
+def slo_warnings(sizing: SizingResult, spec_file: str) -> list[str]:
+    """The serving workloads that miss their latency SLOs (only ``size`` and the report's
+    workload table said so, and ``plan`` bought the GPUs without a word)."""
+    from generator.sizing.report import slo_misses
+
+    return [f"{miss}. `podplan size {spec_file}` says why and what would meet them"
+            for miss in slo_misses(sizing)]
+
+
+def context_warnings(loaded: LoadedSpec, catalog: Catalog) -> list[str]:
+    """Serving requests longer than the model's context (the size note, on stderr too)."""
+    from generator.sizing.engine import context_note
+    from generator.spec.models import InferenceWorkload
+
+    return [f"{w.name}: {note}" for w in loaded.spec.workloads
+            if isinstance(w, InferenceWorkload) and (note := context_note(w, catalog))]
+
+
 def bill_of_materials(loaded: LoadedSpec, cluster: ClusterPlan, catalog: Catalog | None = None):  # type: ignore[no-untyped-def]
     """The priced BOM of a plan (price book from the catalog, overridden by ``prices:``)."""
     from generator.bom import build_bom, load_price_book
 
     with located(loaded):
-        book = load_price_book(catalog or default_catalog(), prices_path(loaded))
+        shown = None if loaded.spec.prices is None else str(loaded.spec.prices)
+        book = load_price_book(catalog or default_catalog(), prices_path(loaded), shown)
         return build_bom(cluster, book)
 
 
@@ -271,4 +290,6 @@ def _outputs(
     before = held.lock.changes if held.lock else []
     news = list(cluster.identity_changes) if cluster.identity_changes != before else []
     return Outputs(files=sorted(files), manifest=manifest, name=cluster.name, messages=news,
-                   warnings=fit_warnings(cluster.sizing, loaded.path))
+                   warnings=[*context_warnings(loaded, cat),
+                             *fit_warnings(cluster.sizing, loaded.path),
+                             *slo_warnings(cluster.sizing, loaded.path), *bom.notes])

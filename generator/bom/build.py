@@ -141,6 +141,8 @@ def _storage_line(plan: ClusterPlan, book: PriceBook, qty: int) -> BomLine:
     if item is not None and item.usd_per_raw_tb is not None:
         base = f"{item.usd_base:,g} USD per node + " if item.usd_base else ""
         note = f"{base}{item.usd_per_raw_tb:,g} USD per raw TB x {raw_per_node:g} TB"
+    if st.model in book.warnings:  # the override set half of the price: say so on the line
+        note = f"{note}; the prices file {book.warnings[st.model]}".lstrip("; ")
     return make_line(book, "storage", st.model, qty, part=part, unit_usd=unit, note=note)
 
 
@@ -297,4 +299,5 @@ def _build_bom(plan: ClusterPlan, book: PriceBook) -> BillOfMaterials:
         power_usd_per_month=plan.power.usd_per_month,
         cloud=cloud,
         summary=summary(plan, capex, cloud, unpriced(lines)),
+        notes=book.notes,
     )

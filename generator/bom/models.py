@@ -63,3 +63,7 @@ class BillOfMaterials(_Frozen):
     power_usd_per_month: float
     cloud: list[CloudCost]
     summary: dict[str, Any] = Field(description="Cluster figures for bom.json's summary.")
+    notes: list[str] = Field(
+        default_factory=list,
+        description="Price-book warnings: an override that set only part of a price.",
+    )

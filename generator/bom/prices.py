@@ -51,6 +51,14 @@ class PriceBook:
     part_numbers: dict[str, str] = field(default_factory=dict)
     """Catalog id -> orderable part number (NIC, optic and switch OPNs) where the catalog
     has one; Dell servers, switches and optics are sold by proposal and have none."""
+    warnings: dict[str, str] = field(default_factory=dict)
+    """Id -> what the override left to the built-in price (``partial_storage_prices``)."""
+
+    @property
+    def notes(self) -> list[str]:
+        """The warnings as sentences that name the prices file (BOM notes, plan warnings)."""
+        where = self.override_file
+        return [f"prices file {where} {self.warnings[k]}" for k in sorted(self.warnings)]
 
     @property
     def shared_parts(self) -> set[str]:
@@ -145,6 +153,43 @@ def _unknown_ids(catalog: Catalog, lines: LoadedLines, ids: list[str]) -> list[P
     ]
 
 
+FIELD_SYNONYMS = {"usd_per_tb": "usd_per_raw_tb", "usd_per_raw_tib": "usd_per_raw_tb",
+                  "usd_per_node": "usd_base", "price": "usd", "cost": "usd", "usd_each": "usd",
+                  "usd_per_meter": "usd_per_m", "usd_per_metre": "usd_per_m"}
+
+
+def _field_hint(key: str, known: list[str]) -> str | None:
+    if key in FIELD_SYNONYMS:
+        return f"did you mean '{FIELD_SYNONYMS[key]}'?"
+    return did_you_mean(key, known)
+
+
+PRICE_FIELDS = ("usd", "usd_base", "usd_per_m", "usd_per_raw_tb", "fraction_of_hardware")
+
+
+def _field_problems(lines: LoadedLines, given: dict[str, Any]) -> list[Problem]:
+    """Keys of an override entry that are no price-book field, and negative prices. The
+    built-in book tolerates extra keys (``PlanItem``), so 'usd_per_tb: 1500' was dropped
+    without a word and the built-in price used; 'usd: -5' priced a server at minus $5."""
+    known = sorted(set(PriceItem.model_fields) - {"id"})
+    out = []
+    for item_id, fields in given.items():
+        for key, value in fields.items():
+            loc = ("items", str(item_id), str(key))
+            if str(key) not in known:
+                out.append(Problem(
+                    path=f"items.{item_id}.{key}", line=lines.line_of(loc),
+                    message=f"unknown field '{key}'", allowed=", ".join(known),
+                    hint=_field_hint(str(key), known)))
+            elif (key in PRICE_FIELDS and isinstance(value, int | float)
+                  and not isinstance(value, bool) and value < 0):
+                out.append(Problem(
+                    path=f"items.{item_id}.{key}", line=lines.line_of(loc),
+                    message=f"must not be negative, not {value:g}",
+                    allowed="a price of 0 or more (USD)"))
+    return out
+
+
 def _hint(item_id: str, choices: list[str]) -> str:
     """Renamed ids first (``xe9680`` -> ``xe9680-<gpu>``), then a close spelling."""
     renamed = [c for c in choices if c.startswith(f"{item_id}-")]
@@ -157,12 +202,56 @@ def _hint(item_id: str, choices: list[str]) -> str:
     )
 
 
-def load_price_book(catalog: Catalog, override: Path | None) -> PriceBook:
-    """The built-in price book merged with ``override`` (path already resolved)."""
+STORAGE_FIELDS = ("usd_base", "usd_per_raw_tb")
+
+
+def partial_storage_prices(
+    base: dict[str, dict[str, Any]], given: dict[str, Any]
+) -> dict[str, str]:
+    """Storage prices the override set only half of, by id: what the prices file "sets ...".
+
+    A storage node costs ``usd_base + usd_per_raw_tb x raw TB``. An override written for the
+    old all-in price per raw TB sets only ``usd_per_raw_tb`` and silently got the built-in
+    per-node base on top; one that sets only ``usd`` is not used at all. Both still price
+    (a quote may well be per TB on a known chassis), so this warns instead of refusing.
+    """
+    out: dict[str, str] = {}
+    for item_id, fields in given.items():
+        built_in = base.get(str(item_id)) or {}
+        if not all(built_in.get(f) is not None for f in STORAGE_FIELDS):
+            continue
+        set_ = [f for f in STORAGE_FIELDS if f in fields]
+        if len(set_) == 2:
+            continue
+        if not set_:
+            if "usd" not in fields:
+                continue
+            out[str(item_id)] = (
+                f"sets usd for {item_id}, which is not used: a storage "
+                f"node is priced as usd_base + usd_per_raw_tb x its raw TB (built-in "
+                f"{built_in['usd_base']:,g} USD + {built_in['usd_per_raw_tb']:,g} USD per raw "
+                "TB); set those two instead")
+            continue
+        missing = next(f for f in STORAGE_FIELDS if f not in fields)
+        unit = "USD per node" if missing == "usd_base" else "USD per raw TB"
+        out[str(item_id)] = (
+            f"sets only {set_[0]} for {item_id}: the built-in "
+            f"{missing} of {built_in[missing]:,g} {unit} is added to it; set {missing} "
+            f"too (0 if your {set_[0]} already includes it)")
+    return out
+
+
+def load_price_book(
+    catalog: Catalog, override: Path | None, shown: str | None = None
+) -> PriceBook:
+    """The built-in price book merged with ``override`` (path already resolved). ``shown``:
+    the file as the spec names it, for the BOM's sources and notes (the resolved path put
+    the machine's directory into outputs kept in git: /home/alice/... on one checkout)."""
     base = catalog.raw(FAMILY)["items"]
     merged: dict[str, dict[str, Any]] = {k: dict(v or {}) for k, v in base.items()}
     changed: set[str] = set()
     lines = LoadedLines({})
+    warnings: dict[str, str] = {}
     if override is not None:
         given, lines = _read_override(override)
         unknown = _unknown_ids(catalog, lines, [str(k) for k in given])
@@ -170,6 +259,10 @@ def load_price_book(catalog: Catalog, override: Path | None) -> PriceBook:
             raise PodplanError(
                 "price book names parts podplan does not know", str(override), unknown
             )
+        bad = _field_problems(lines, given)
+        if bad:
+            raise PodplanError("price book does not validate", str(override), bad)
+        warnings = partial_storage_prices(base, given)
         for item_id, fields in given.items():
             merged[str(item_id)] = {**merged.get(str(item_id), {}), **fields}
             changed.add(str(item_id))
@@ -196,7 +289,7 @@ def load_price_book(catalog: Catalog, override: Path | None) -> PriceBook:
     return PriceBook(
         items,
         frozenset(changed),
-        str(override) if override is not None else None,
+        (shown or str(override)) if override is not None else None,
         optics,
         catalog.family("media", MediaModel),
         psus,
@@ -204,6 +297,7 @@ def load_price_book(catalog: Catalog, override: Path | None) -> PriceBook:
         named,
         speeds,
         _part_numbers(catalog, optics),
+        warnings,
     )
 
 

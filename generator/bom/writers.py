@@ -73,7 +73,7 @@ def bom_document(bom: BillOfMaterials) -> dict[str, Any]:
             "power_usd_per_month": bom.power_usd_per_month,
         },
         "cloud": [c.model_dump() for c in bom.cloud],
-        "notes": [PRICE_WARNING],
+        "notes": [PRICE_WARNING, *bom.notes],
     }
 
 
@@ -209,6 +209,7 @@ def to_markdown(bom: BillOfMaterials) -> str:
         f"- Run: {_run_text(s, ' at')}",
         f"- **Capex: {_usd(bom.capex_usd)} USD** ({bom.unpriced_lines} line(s) without a price)",
         *(f"- Without a price (quote these): {name}" for name in s["unpriced"]),
+        *(f"- **Price book warning:** {_md_escape(note)}" for note in bom.notes),
         "",
         "| Category | Part | Part number | Qty | Unit USD | Extended USD | Source | Note |",
         "|---|---|---|---:|---:|---:|---|---|",
@@ -267,6 +268,7 @@ def to_table(bom: BillOfMaterials) -> str:
         "",
         f"capex: {_usd(bom.capex_usd)} USD ({bom.unpriced_lines} line(s) without a price)",
         *(f"without a price (quote these): {name}" for name in s["unpriced"]),
+        *(f"price book warning: {note}" for note in bom.notes),
         f"in-band management: {_inband_text(s)}",
         f"site uplinks: {_site_text(s)}",
         f"power: {s['power_kw']:,.1f} kW IT, {s['facility_kw']:,.1f} kW facility, "

@@ -17,6 +17,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from generator.bom.summary import HOURS_PER_MONTH
 from generator.plan.models import CloudEquivalent, ClusterPlan
 from generator.render.files import OutFile, commented_header, dump_yaml
 
@@ -276,6 +277,15 @@ def _comment(lines: list[str]) -> str:
     return "".join(f"# {line}".rstrip() + "\n" for line in wrapped)
 
 
+def _period_cost(plan: ClusterPlan, ce: CloudEquivalent) -> str:
+    """The run's cost; a serving-only plan has no run ('$0 for the planned run' read as
+    free), so its month around the clock instead."""
+    if plan.reliability.wallclock_hours > 0:
+        return f"${ce.usd_per_run:,.0f} for the planned run"
+    return (f"${ce.usd_per_hour * HOURS_PER_MONTH:,.0f} a month around the clock: serving "
+            "only, no training run to time")
+
+
 def _preamble(plan: ClusterPlan, ce: CloudEquivalent, notes: list[str]) -> list[str]:
     fs = ce.filesystem
     storage = f"{fs.capacity_tib:g} TiB at {fs.throughput_mb_s_per_tib} MB/s per TiB"
@@ -288,7 +298,7 @@ def _preamble(plan: ClusterPlan, ce: CloudEquivalent, notes: list[str]) -> list[
         f"{ce.fabric} each) in {ce.region}; head node {ce.head_instance_type}; shared Lustre "
         f"{storage}.",
         f"Cost: ${ce.usd_per_hour:,.2f}/hour on demand for the GPU instances "
-        f"(${ce.usd_per_run:,.0f} for the planned run); head node, storage and traffic extra.",
+        f"({_period_cost(plan, ce)}); head node, storage and traffic extra.",
         *(f"Note: {note}." for note in notes),
         "",
         "Set what podplan never writes, then deploy (from this directory):",

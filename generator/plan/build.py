@@ -142,6 +142,11 @@ def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog, lock: Lock | None
 # ---------------------------------------------------------------- assembling the plan
 
 
+def _timed_runs(p: Parts) -> list[str]:
+    """The training workloads the reliability model times (as ``plan_reliability``)."""
+    return [t.name for t in p.sizing.training if t.time_hours > 0 and t.gpus > 0]
+
+
 def _assemble(p: Parts, spec_file: str, ignored_lock: str | None) -> ClusterPlan:
     """Build the plan objects from the decisions, then the services that read them."""
     spec = p.spec
@@ -185,7 +190,7 @@ def _assemble(p: Parts, spec_file: str, ignored_lock: str | None) -> ClusterPlan
             [
                 *addr.ranges.notes,
                 *filter(None, [site_note(links, spec.ethernet.site_uplinks_per_switch)]),
-                *filter(None, [reliability_note(reliability)]),
+                *filter(None, [reliability_note(reliability, _timed_runs(p))]),
                 *cloud_notes,
                 *lock_state.notes,
             ],

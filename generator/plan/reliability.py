@@ -18,6 +18,7 @@ turnaround. The relaunch overhead and repair time are podplan planning assumptio
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from generator.plan.catalog_models import FailureStats, PlanCatalog
 from generator.plan.models import Reliability
@@ -121,8 +122,13 @@ def plan_reliability(
     )
 
 
-def reliability_note(rel: Reliability) -> str | None:
-    """Where the run's time goes, in one sentence (None without a training run)."""
+def reliability_note(rel: Reliability, runs: Sequence[str] = ()) -> str | None:
+    """Where the training time goes, in one sentence (None without a training run).
+
+    ``runs``: the training workloads timed. With more than one, the interval and write time
+    are the longest run's while the checkpoint and interruption shares cover them all, so
+    the sentence says which is which instead of speaking of "the run".
+    """
     if rel.wallclock_hours <= 0:
         return None
     tau = rel.checkpoint_interval_hours
@@ -130,8 +136,9 @@ def reliability_note(rel: Reliability) -> str | None:
     rest = max(0.0, 1.0 - rel.goodput - ckpt)
     n = rel.expected_interruptions
     restart = f"{rel.restart_hours * 60:.0f} min each"
-    # a short run expects a fraction of one interruption: 'about 0 interruptions cost 0.3 %'
-    # contradicted itself; the cost is the expectation, so say both
+    several = len(runs) > 1
+    over = f" over the {len(runs)} training runs ({', '.join(runs)})" if several else ""
+    run = "the longest run" if several else "the run"
     lost = (f"about {n:.3g} interruptions cost {rest:.1%} in lost work and restarts ({restart})"
             if n >= 1 else
             f"{f'{n:.2g}' if n >= 0.001 else 'under 0.001'} interruptions are expected (most "
@@ -139,11 +146,15 @@ def reliability_note(rel: Reliability) -> str | None:
             f"{rest:.1%} in lost work and restarts ({restart})")
     write = f"{rel.checkpoint_write_s:.0f}" if rel.checkpoint_write_s >= 10 else (
         f"{rel.checkpoint_write_s:.2g}")
-    when = (f"the run is shorter than one checkpoint interval ({tau * 60:.0f} min, "
+    when = (f"{run} is shorter than one checkpoint interval ({tau * 60:.0f} min, "
             f"Young/Daly), so it writes only its final checkpoint, {write} s"
             if rel.final_checkpoint_only else
+            f"the longest run checkpoints every {tau * 60:.0f} min (Young/Daly), {write} s each"
+            if several else
             f"checkpoints every {tau * 60:.0f} min (Young/Daly) take {write} s each")
+    share = (f"; checkpoints take {ckpt:.1%} of the {len(runs)} runs' time" if several else
+             f" ({ckpt:.1%} of the time)")
     return (
-        f"Goodput {rel.goodput:.3f}: {when} ({ckpt:.1%} of the time); {lost}. Faster "
+        f"Goodput {rel.goodput:.3f}{over}: {when}{share}; {lost}. Faster "
         "checkpoint storage or asynchronous checkpointing raise goodput."
     )

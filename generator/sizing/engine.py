@@ -54,6 +54,7 @@ def estimate_inference(
     regime = Regime.of(job.engine, "inference", s.tp * s.pp, device.id)
     b = table.band(regime)
     notes = _inference_notes(s.fits, s.weights_bytes, s.layout, node)
+    notes += filter(None, [context_note(w, catalog)])
     if s.meets_slo is False:
         notes.append(shortfall(job, s, device.id, node.gpus))
         if hardware is not None:
@@ -87,6 +88,19 @@ def estimate_inference(
                                 regime=b.regime.text() if b.regime else "all rows"),
         seed=inference_seed(w.output_tokens, w.requests_per_minute, per_gpu), notes=notes,
     )
+
+
+def context_note(w: InferenceWorkload, catalog: Catalog) -> str | None:
+    """A request longer than the model's context: engines refuse it (vLLM caps
+    max_model_len at the model's max_position_embeddings), yet it sized without a word."""
+    model = None if isinstance(w.model, InlineArchitecture) else catalog.models.get(w.model)
+    limit = model.max_sequence_length if model is not None else None
+    if model is None or limit is None or w.input_tokens + w.output_tokens <= limit:
+        return None
+    return (f"{w.input_tokens:,} input + {w.output_tokens:,} output tokens is more than "
+            f"{model.name}'s context of {limit:,} tokens (catalog max_sequence_length): "
+            "engines refuse such requests unless the context is extended (RoPE scaling such "
+            "as YaRN); the figures assume it is")
 
 
 def _inference_notes(fits: bool, weights: float, lay: Layout, node: Node) -> list[str]:

@@ -21,6 +21,15 @@ from generator.sizing.result import (
 RULE = "-" * 78
 
 
+def slo_misses(result: SizingResult) -> list[str]:
+    """One sentence per serving workload sized at its closest miss of the latency SLOs: the
+    plan buys GPUs for a TPOT/TTFT it does not reach (plan's warning, report's summary)."""
+    missed = [w for w in result.inference if w.fits and w.meets_slo is False]
+    return [f"{w.name} misses its latency SLOs (sized at batch {w.max_batch}: TPOT "
+            f"{w.tpot_ms:.1f} ms, TTFT {w.ttft_ms:.0f} ms); the plan sizes {w.gpus:,} GPUs for "
+            "it anyway" for w in missed]
+
+
 def layout_text(p: TrainingLayout) -> str:
     """``TP4 PP4 DP2 CP1 VP5 MBS1 recompute=none`` (plus the HSDP shard group if any)."""
     partial = f" ({p.recompute_layers} layers/stage)" if p.recompute_layers else ""

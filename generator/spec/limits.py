@@ -104,7 +104,9 @@ BOUNDS: dict[tuple[str, str], Bound] = {
     ("Storage", "checkpoint_keep"): _b(1, 1000, "checkpoints kept at once"),
     ("Storage", "checkpoint_write_seconds"): _b(1, 86_400, "one second to one day"),
     ("Facility", "rack_power_kw"): _b(1, 1000, "1 kW to 1 MW per rack"),
-    ("Facility", "power_usd_per_kwh"): _b(0, 100, "USD per kWh"),
+    ("Facility", "power_usd_per_kwh"): _b(
+        0, 2, "USD per kWh, not cents: the dearest grid power costs under 1 USD"
+    ),
     ("Facility", "rack_units"): _b(10, 58, "usable U of real racks"),
     ("Facility", "pue"): _b(1.0, 3.0, "from a perfect facility to a very poor one"),
 }

@@ -259,6 +259,29 @@ def _describe_type(tp: type, owner: str, name: str, info: FieldInfo | None) -> s
 
 # --- one problem per field --------------------------------------------------------------------
 
+# Words people use for a workload kind: by spelling, 'training' was sent to 'ptuning' and
+# 'finetune' and 'serving' nowhere
+_TRAINING = ("a training run is one of: pretrain (from scratch), sft (full fine-tuning), "
+             "lora or ptuning")
+KIND_SYNONYMS = {
+    **dict.fromkeys(("training", "train", "trainer"), _TRAINING),
+    **dict.fromkeys(("finetune", "fine-tune", "fine_tune", "finetuning", "fine-tuning",
+                     "fine_tuning", "full-finetune", "full_finetune"),
+                    "did you mean 'sft' (full fine-tuning) or 'lora'?"),
+    **dict.fromkeys(("pretraining", "pre-training", "pre-train", "pre_train"),
+                    "did you mean 'pretrain'?"),
+    **dict.fromkeys(("qlora", "peft", "adapter"), "did you mean 'lora'?"),
+    **dict.fromkeys(("serving", "serve", "infer", "decode", "chat", "generation"),
+                    "did you mean 'inference'?"),
+}
+
+
+def _kind_hint(kind: object, known: list[str]) -> str | None:
+    if not isinstance(kind, str):
+        return None
+    return KIND_SYNONYMS.get(kind.strip().lower()) or did_you_mean(kind, known)
+
+
 def _kind_problem(loc: Loc, data: Any, line_of: LineOf) -> Problem:
     from generator.spec.models import WORKLOAD_KINDS
 
@@ -272,7 +295,7 @@ def _kind_problem(loc: Loc, data: Any, line_of: LineOf) -> Problem:
     kloc = (*loc, "kind")
     known = list(WORKLOAD_KINDS)
     message = "is required" if kind is None else f"unknown kind {show(kind)}"
-    hint = did_you_mean(str(kind), known) if isinstance(kind, str) else None
+    hint = _kind_hint(kind, known)
     return Problem(path=format_path(kloc), message=message, line=line_of(kloc),
                    allowed=", ".join(known), hint=hint)
 

@@ -9,7 +9,7 @@ from generator.catalog.load import default_catalog
 from generator.sweep.formats import command, to_csv, to_json, to_table
 from generator.sweep.grid import parse_grid
 from generator.sweep.html import to_html
-from generator.sweep.run import run_sweep
+from generator.sweep.run import check_sweepable, run_sweep
 
 
 def sweep_text(spec_file: str, gpus: str | None, gpu: str | None, cloud: str | None,
@@ -17,6 +17,7 @@ def sweep_text(spec_file: str, gpus: str | None, gpu: str | None, cloud: str | N
     """Load and check the spec, plan every point, and format the result."""
     catalog = default_catalog()
     loaded = pipeline.load_checked(spec_file, catalog)
+    check_sweepable(loaded)
     grid = parse_grid(loaded.spec, catalog, gpus, gpu, cloud, deadline_hours)
     result = run_sweep(loaded, grid, catalog)
     options = [("--gpus", gpus), ("--gpu", gpu), ("--cloud", cloud),

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from generator import pipeline
 from generator.catalog.load import Catalog, default_catalog
-from generator.errors import PodplanError
+from generator.errors import PodplanError, Problem
 from generator.sizing.result import SizingResult
 from generator.spec.load import LoadedSpec
 from generator.spec.models import Spec
@@ -106,7 +106,9 @@ def _fits(sizing: SizingResult, gpus: int) -> tuple[bool, str]:
     """Whether the point fits, and what to say. Training is timed on all ``gpus`` while
     serving wants its GPUs on top (``podplan size`` notes it on a fixed cluster): say so on
     the point, or the table reads as if both ran on it."""
-    if not sizing.fits:
+    if not sizing.fits:  # too few GPUs for serving beside training is not a memory miss
+        if sizing.short_of_gpus:
+            return False, f"does not fit: {'; '.join(sizing.short_of_gpus)}"
         return False, "does not fit in GPU memory"
     train = max((t.gpus for t in sizing.training), default=0)
     serve = sum(i.gpus for i in sizing.inference)
@@ -130,13 +132,25 @@ def _mark_cheapest(points: list[SweepPoint]) -> list[SweepPoint]:
     return [replace(p, cheapest=True) if p is best else p for p in points]
 
 
+def check_sweepable(loaded: LoadedSpec) -> None:
+    """Refuse a spec with nothing to sweep before its options are read (a serving-only spec
+    was first told it needs --gpus, then, with --gpus, that it cannot be swept)."""
+    if not loaded.spec.training:
+        raise PodplanError(
+            "sweep compares training runs (time and $ per run); this spec has only inference "
+            "workloads", loaded.path,
+            [Problem(path="workloads", message="no training workload to time",
+                     hint="a serving cluster is sized by its SLOs, not swept: set "
+                          "hardware.gpu to each type and compare `podplan size` (GPUs, "
+                          "latency) and `podplan bom` (capex, cloud $/month); `size` also "
+                          "names the GPU type or precision that would meet a missed SLO")])
+
+
 def run_sweep(loaded: LoadedSpec, grid: SweepGrid, catalog: Catalog | None = None
               ) -> SweepResult:
     """Plan every point of ``grid`` for the spec in ``loaded``."""
     cat = catalog or default_catalog()
-    if not loaded.spec.training:
-        raise PodplanError("sweep compares training runs (time and $ per run); this spec has "
-                           "only inference workloads", loaded.path)
+    check_sweepable(loaded)
     points: list[SweepPoint] = []
     for gpu in grid.gpu_types:
         for gpus in grid.gpus:

@@ -118,3 +118,20 @@ def test_bom_table_filters_totals_and_sorts(context: Any) -> None:
     expected = sum(x["extended_usd"] or 0 for x in optics)
     assert total == f"${round(expected):,}"
     assert qty == sorted(qty)
+
+
+def test_part_numbers_stay_on_one_line(context: Any) -> None:
+    """On a narrow window 'MFP7E10-N007' broke at its hyphen in the BOM and cabling tables:
+    each part-number cell now keeps one line (the table scrolls sideways instead)."""
+    report, _, _ = _files(REPO / "examples" / "dell-8node-config1.yaml")
+    lines = ("cells => cells.map(td => { const r = document.createRange(); "
+             "r.selectNodeContents(td); return [td.textContent, r.getClientRects().length]; })")
+    with opened(context, report) as (page, errors, _):
+        page.set_viewport_size({"width": 700, "height": 900})
+        bom = page.eval_on_selector_all("#bom-table tbody td:nth-child(3)", lines)
+        cabling = page.eval_on_selector_all("#cabling-table tbody td:nth-child(1)", lines)
+        part = page.eval_on_selector_all("#bom-table tbody td:nth-child(2)", lines)
+    assert errors == []
+    assert any(text == "MFP7E10-N007" for text, _ in bom)
+    assert [cell for cell in bom + cabling if cell[1] != 1] == []
+    assert any(n > 1 for _, n in part)  # the window is narrow enough to wrap the names

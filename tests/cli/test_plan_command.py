@@ -68,3 +68,54 @@ def test_a_cluster_too_small_for_its_workloads_is_warned_about(tmp_path: Path) -
                "the fixed cluster has 8)" in r.stderr
     ok = CliRunner().invoke(cli, ["validate", SPEC])
     assert ok.exit_code == 0 and "warning" not in ok.stderr
+
+
+def test_a_missed_latency_slo_is_warned_about(tmp_path: Path) -> None:
+    # 405B bf16 at TPOT <= 60 ms: no batch of TP8 PP2 reaches it, so every replica is sized
+    # at batch 1 (1,040 GPUs for 120 requests a minute); only `size` and the report said so
+    spec = tmp_path / "slo.yaml"
+    spec.write_text("name: slo\nworkloads:\n  - {name: big, kind: inference, model: "
+                    "llama3.1-405b, precision: bf16, input_tokens: 2000, output_tokens: 500, "
+                    "requests_per_minute: 120, ttft_ms: 3000, tpot_ms: 60}\n")
+    for args in (["validate", str(spec)], ["plan", "-q", str(spec), "--out", str(tmp_path)]):
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code == 0, r.output
+        assert (f"warning: big misses its latency SLOs (sized at batch 1: TPOT 64.9 ms, TTFT "
+                f"569 ms); the plan sizes 1,040 GPUs for it anyway. `podplan size {spec}` says "
+                "why and what would meet them") in r.stderr
+    report = (tmp_path / "reports" / "slo" / "report.html").read_text()
+    assert ("<li>Latency SLO missed: big misses its latency SLOs (sized at batch 1: TPOT 64.9 "
+            "ms, TTFT 569 ms); the plan sizes 1,040 GPUs for it anyway; its notes under "
+            "Workloads say why and what would meet them.</li>") in report
+
+
+def test_a_half_set_storage_price_is_warned_about(tmp_path: Path) -> None:
+    spec = tmp_path / "p.yaml"
+    spec.write_text(Path(SPEC).read_text() + "prices: old.yaml\n")
+    (tmp_path / "old.yaml").write_text("items:\n  powerscale-f710: {usd_per_raw_tb: 1500}\n")
+    r = CliRunner().invoke(cli, ["plan", "-q", str(spec), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 0, r.output
+    assert ("warning: prices file old.yaml sets only usd_per_raw_tb for "
+            "powerscale-f710: the built-in usd_base of 30,000 USD per node is added to it; "
+            "set usd_base too (0 if your usd_per_raw_tb already includes it)") in r.stderr
+    bom = next((tmp_path / "o" / "reports").glob("*/bom.md")).read_text()
+    # the file as the spec names it: a resolved path put this machine's directory in the BOM
+    assert "**Price book warning:** prices file old.yaml sets only" in bom
+    assert "| prices file old.yaml: powerscale-f710; X1 [LOW] |" in bom
+
+
+def test_a_request_longer_than_the_models_context_is_warned_about(tmp_path: Path) -> None:
+    # 1M tokens in to Llama 3.1 70B (131,072-token context) sized 384 GPUs without a word
+    spec = tmp_path / "ctx.yaml"
+    spec.write_text("name: ctx\nworkloads:\n  - {name: long, kind: inference, model: "
+                    "llama3.1-70b, precision: fp8, input_tokens: 1000000, output_tokens: 500, "
+                    "requests_per_minute: 10}\n  - {name: short, kind: inference, model: "
+                    "llama3.1-70b, precision: fp8, input_tokens: 130572, output_tokens: 500}\n")
+    said = ("long: 1,000,000 input + 500 output tokens is more than Llama 3.1 70B's context of "
+            "131,072 tokens (catalog max_sequence_length): engines refuse such requests unless "
+            "the context is extended (RoPE scaling such as YaRN); the figures assume it is")
+    r = CliRunner().invoke(cli, ["validate", str(spec)])
+    assert r.exit_code == 0, r.output
+    assert f"warning: {said}\n" in r.stderr and "short:" not in r.stderr
+    sized = CliRunner().invoke(cli, ["size", str(spec)])
+    assert f"  note: {said.removeprefix('long: ')}\n" in sized.stdout

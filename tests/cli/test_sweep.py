@@ -60,9 +60,14 @@ def test_bad_options_exit_2_with_a_located_message(args: list[str], needle: str)
     assert "Traceback" not in r.stderr
 
 
-def test_inference_only_spec_is_refused() -> None:
-    r = run_cli("sweep", "examples/llama31-70b-chat.yaml", "--gpus", "16")
+@pytest.mark.parametrize("args", [["--gpus", "16"], []])
+def test_inference_only_spec_is_refused(args: list[str]) -> None:
+    # without --gpus it was first told to give --gpus, then refused for being serving-only
+    r = run_cli("sweep", "examples/llama31-70b-chat.yaml", *args)
     assert r.returncode == 2 and "only inference workloads" in r.stderr
+    assert ("hint: a serving cluster is sized by its SLOs, not swept: set hardware.gpu to "
+            "each type and compare `podplan size` (GPUs, latency) and `podplan bom` (capex, "
+            "cloud $/month)") in r.stderr
 
 
 def test_spec_without_a_fixed_size_needs_gpus() -> None:
@@ -162,3 +167,16 @@ def test_points_say_when_serving_needs_gpus_beyond_the_training_run() -> None:
                      "training on all 16 GPUs; serving needs 6 more (22 together)"]
     table = run_cli("sweep", "examples/llama2-70b-lora.yaml", "--gpus", "8").stdout
     assert "8 × H100 SXM5 80GB (1 node), " in table
+
+
+def test_too_few_gpus_for_serving_is_not_called_a_memory_miss() -> None:
+    # 8B SFT + 70B serving at 64 GPUs: serving needs 114, and the point said "does not fit
+    # in GPU memory" although every workload fits in memory
+    from benchmarks.synthetic_plan import synthetic_sizing
+    from generator.sweep.run import _fits
+
+    short = "inference needs 114 GPUs; the fixed cluster has 64"
+    sizing = synthetic_sizing("s", 64).model_copy(update={"fits": False, "short_of_gpus": [short]})
+    assert _fits(sizing, 64) == (False, f"does not fit: {short}")
+    assert _fits(sizing.model_copy(update={"short_of_gpus": []}), 64) == (
+        False, "does not fit in GPU memory")

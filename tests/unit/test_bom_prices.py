@@ -118,3 +118,66 @@ def test_bcm_adds_the_software_line() -> None:
     _, plan = plan_for(4, default_catalog(), provisioning={"scheduler": "bcm"})
     bom = build_bom(plan, load_price_book(default_catalog(), None))
     assert _line(bom, "nvaie-per-gpu-year").quantity == 32
+
+
+@pytest.mark.parametrize(
+    ("fields", "said"),
+    [
+        ("usd_per_raw_tb: 1500",
+         "sets only usd_per_raw_tb for powerscale-f710: the built-in usd_base of 30,000 USD "
+         "per node is added to it; set usd_base too (0 if your usd_per_raw_tb already "
+         "includes it)"),
+        ("usd_base: 20000",
+         "sets only usd_base for powerscale-f710: the built-in usd_per_raw_tb of 1,200 USD "
+         "per raw TB is added to it; set usd_per_raw_tb too (0 if your usd_base already "
+         "includes it)"),
+        ("usd: 90000",
+         "sets usd for powerscale-f710, which is not used: a storage node is priced as "
+         "usd_base + usd_per_raw_tb x its raw TB (built-in 30,000 USD + 1,200 USD per raw "
+         "TB); set those two instead"),
+    ],
+)
+def test_a_half_set_storage_price_is_said_in_the_bom(
+    tmp_path: Path, fields: str, said: str
+) -> None:
+    """An override written for the old all-in price per raw TB silently got the new
+    per-node base on top: the BOM (notes, storage line) now says what was added."""
+    book = tmp_path / "old.yaml"
+    book.write_text(f"items:\n  powerscale-f710:\n    {fields}\n")
+    _, plan = plan_for(16, default_catalog())
+    bom = build_bom(plan, load_price_book(default_catalog(), book))
+    assert bom.notes == [f"prices file {book} {said}"]
+    assert _line(bom, "powerscale-f710").note.endswith(f"; the prices file {said}")
+
+
+def test_a_whole_storage_price_override_warns_nothing(tmp_path: Path) -> None:
+    book = tmp_path / "new.yaml"
+    book.write_text("items:\n  powerscale-f710:\n    usd_base: 0\n    usd_per_raw_tb: 1500\n")
+    _, plan = plan_for(16, default_catalog())
+    bom = build_bom(plan, load_price_book(default_catalog(), book))
+    assert bom.notes == [] and "prices file" not in _line(bom, "powerscale-f710").note
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ("powerscale-f710: {usd_per_tb: 1500}",
+         ("items.powerscale-f710.usd_per_tb", 2, "unknown field 'usd_per_tb'",
+          "did you mean 'usd_per_raw_tb'?")),
+        ("xe9680-h200-sxm: {usd: -5}",
+         ("items.xe9680-h200-sxm.usd", 2, "must not be negative, not -5", None)),
+        ("cat6: {usd_per_m: 1, cost: 3}",
+         ("items.cat6.cost", 2, "unknown field 'cost'", "did you mean 'usd'?")),
+    ],
+)
+def test_an_override_field_that_prices_nothing_is_an_error(
+    tmp_path: Path, fields: str, problem: tuple[object, ...]
+) -> None:
+    # the built-in book tolerates extra keys: 'usd_per_tb' was dropped without a word and
+    # the built-in price used; a negative usd priced a server at minus $5
+    book = tmp_path / "bad.yaml"
+    book.write_text(f"items:\n  {fields}\n")
+    with pytest.raises(PodplanError) as exc:
+        load_price_book(default_catalog(), book)
+    (p,) = exc.value.problems
+    assert (p.path, p.line, p.message, p.hint) == problem

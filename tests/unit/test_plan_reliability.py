@@ -108,3 +108,22 @@ def test_a_run_within_one_interval_is_charged_its_final_checkpoint_in_words() ->
         "so it writes only its final checkpoint, 35 s (1.0% of the time); 0.001 interruptions "
         "are expected (most likely none); on average they cost 0.1% in lost work and restarts "
         "(6 min each). Faster checkpoint storage or asynchronous checkpointing raise goodput.")
+
+
+def test_two_training_runs_are_named_and_the_shares_cover_both() -> None:
+    """Two runs: the interval and write time are the longest run's, the checkpoint share
+    covers both, so the note names the runs instead of speaking of 'the run'."""
+    one = synthetic_sizing("a", 8, checkpoint_gb=700.0, time_hours=1.0)
+    other = one.training[0].model_copy(update={"name": "b"})
+    sizing = one.model_copy(update={"training": [*one.training, other]})
+    rel = plan_reliability(sizing, _stats(), write_gbps=20.0, read_gbps=40.0, spares=0)
+    assert reliability_note(rel, ["a", "b"]) == (
+        "Goodput 0.990 over the 2 training runs (a, b): the longest run is shorter than one "
+        "checkpoint interval (223 min, Young/Daly), so it writes only its final checkpoint, "
+        "35 s; checkpoints take 1.0% of the 2 runs' time; 0.003 interruptions are expected "
+        "(most likely none); on average they cost 0.1% in lost work and restarts (6 min "
+        "each). Faster checkpoint storage or asynchronous checkpointing raise goodput.")
+    long = plan_reliability(synthetic_sizing("s", 16, time_hours=200.0), _stats(), 10.0, 20.0, 0)
+    note = reliability_note(long, ["pre", "sft"])
+    assert note is not None and "the longest run checkpoints every" in note
+    assert "of the 2 runs' time" in note and "the run " not in note

@@ -183,3 +183,34 @@ def test_a_fields_own_check_also_says_what_the_field_takes() -> None:
     with pytest.raises(PodplanError) as exc:
         validate_data({**BASE, "hardware": {"remove_nodes": ["gpu1", "gpu1"]}}, "s.yaml", {})
     assert exc.value.problems[0].allowed is None  # 'a list, each item text' says nothing
+
+
+@pytest.mark.parametrize(
+    ("kind", "hint"),
+    [
+        ("training", "a training run is one of: pretrain (from scratch), sft (full "
+                     "fine-tuning), lora or ptuning"),
+        ("fine-tune", "did you mean 'sft' (full fine-tuning) or 'lora'?"),
+        ("Serving", "did you mean 'inference'?"),
+        ("qlora", "did you mean 'lora'?"),
+        ("pretraining", "did you mean 'pretrain'?"),
+        ("sfft", "did you mean 'sft'?"),
+    ],
+)
+def test_a_kind_in_other_words_gets_the_right_hint(kind: str, hint: str) -> None:
+    # spelling distance sent 'training' to 'ptuning', and 'fine-tune' and 'serving' nowhere
+    w = {**BASE["workloads"][0], "kind": kind}
+    with pytest.raises(PodplanError) as exc:
+        validate_data({**BASE, "workloads": [w]}, "s.yaml", {})
+    (p,) = exc.value.problems
+    assert (p.path, p.message, p.hint) == ("workloads[0].kind", f"unknown kind '{kind}'", hint)
+
+
+def test_an_electricity_price_in_cents_is_refused() -> None:
+    # 12 (cents) was taken as 12 USD per kWh: 100x the power cost, without a word
+    with pytest.raises(PodplanError) as exc:
+        validate_data({**BASE, "facility": {"power_usd_per_kwh": 12}}, "s.yaml", {})
+    (p,) = exc.value.problems
+    assert (p.path, p.message, p.allowed) == (
+        "facility.power_usd_per_kwh", "12 is more than 2",
+        "0 to 2 (USD per kWh, not cents: the dearest grid power costs under 1 USD)")

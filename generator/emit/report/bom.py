@@ -14,7 +14,7 @@ from generator.plan.models import ClusterPlan
 def bom_table(bom: BillOfMaterials) -> Table:
     """One row per BOM line; the footer totals hardware and capex."""
     columns = [
-        Column("Category"), Column("Part"), Column("Part number"), Column("Qty", True),
+        Column("Category"), Column("Part"), Column("Part number", nowrap=True), Column("Qty", True),
         Column("Unit"), Column("Unit USD", True), Column("Extended USD", True),
         Column("Estimate"), Column("Source"), Column("Note"),
     ]
@@ -83,7 +83,7 @@ def cabling_table(plan: ClusterPlan, bom: BillOfMaterials) -> Table:
     for (end, net), n in ends.items():
         uses[(end, "optic / connector")][net] += n
     units, names = _bom_units(bom)
-    columns = [Column("Part number"), Column("What"), Column("Used as"),
+    columns = [Column("Part number", nowrap=True), Column("What"), Column("Used as"),
                *[Column(network_title(n), True) for n in nets], Column("Link ends", True),
                Column("BOM units", True), Column("Length (m)", True)]
     rows = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from generator.bom import BillOfMaterials
-from generator.emit.report.blocks import Block, Figure, Para, Section
+from generator.emit.report.blocks import Block, Figure, Notes, Para, Section
 from generator.emit.report.bom import bom_table, cabling_table, cloud_table
 from generator.emit.report.charts import Series, labelled_bars, lines
 from generator.plan.models import ClusterPlan
@@ -53,6 +53,7 @@ def bom_section(plan: ClusterPlan, bom: BillOfMaterials) -> Section:
         Para(f"Price book: {bom.price_book}. Prices are estimates or street quotes, not "
              "Dell/NVIDIA list prices: re-quote before ordering. Click a column heading to "
              "sort; type in the box to filter; the footer totals the lines shown."),
+        *([Notes([f"Price book warning: {n}" for n in bom.notes])] if bom.notes else []),
         capex_chart(bom),
         bom_table(bom),
         cabling_table(plan, bom),

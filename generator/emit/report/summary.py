@@ -11,6 +11,7 @@ from generator.emit.report.labels import model_label
 from generator.emit.report.tables import hours
 from generator.plan.compute import whole_server_note
 from generator.plan.models import ClusterPlan
+from generator.sizing.report import slo_misses
 
 
 def uncertainty_text(estimate: Any) -> str:
@@ -119,6 +120,10 @@ def summary_section(plan: ClusterPlan, bom: BillOfMaterials) -> Section:
              "the BOM, the inventory and the stack configs."),
         Cards(cards),
     ]
+    misses = slo_misses(sz)
+    if misses:  # headline: the capex above buys latency the workloads do not get
+        blocks.append(Notes([f"Latency SLO missed: {m}; its notes under Workloads say why "
+                             "and what would meet them." for m in misses]))
     # the sizing already says when the GPUs are not whole servers; the plan's own line for
     # it (kept in plan.yaml and on the BOM's compute line) would say it twice
     rounding = whole_server_note(sz)

@@ -22,10 +22,18 @@ class Cell:
 
 @dataclass(frozen=True)
 class Column:
-    """A column heading; numeric columns are right-aligned and sort by value."""
+    """A column heading; numeric columns are right-aligned and sort by value; ``nowrap``
+    columns keep each cell on one line (part numbers such as MFP7E10-N007 broke at their
+    hyphen, and a wrapped part number is one purchasing retypes wrong)."""
 
     label: str
     numeric: bool = False
+    nowrap: bool = False
+
+    @property
+    def css(self) -> str:
+        """The cells' class attribute value ('' for none)."""
+        return " ".join([*(["n"] if self.numeric else []), *(["nw"] if self.nowrap else [])])
 
 
 @dataclass(frozen=True)
