@@ -50,6 +50,7 @@ __all__ = [
     "InferenceWorkload",
     "InlineArchitecture",
     "Mlp",
+    "MoeDispatcher",
     "Network",
     "NodeShape",
     "Parallelism",
@@ -96,6 +97,14 @@ class Recompute(StrEnum):
     full = "full"
 
 
+class MoeDispatcher(StrEnum):
+    """How a run moves MoE tokens to their experts (``parallelism.moe_dispatcher``)."""
+
+    alltoall = "alltoall"
+    deepep = "deepep"
+    hybridep = "hybridep"
+
+
 def _model_tag(value: Any) -> str:
     return "inline" if isinstance(value, dict | InlineArchitecture) else "id"
 
@@ -128,6 +137,24 @@ class Parallelism(SpecModel):
         default=None, ge=1,
         description="Expert tensor-parallel size (MoE): ranks one expert is split over; "
                     "default 1 with ep > 1, else tp.",
+    )
+    moe_dispatcher: MoeDispatcher | None = Field(
+        default=None,
+        description="MoE token dispatcher the run uses: alltoall (Megatron-Core's "
+                    "moe_token_dispatcher_type alltoall, torchtitan's and DeepSpeed's default: "
+                    "a token is sent once per selected expert) | deepep | hybridep "
+                    "(Megatron-Core's flex dispatcher with moe_flex_dispatcher_backend "
+                    "deepep | hybridep, torchtitan's expert_parallel_comm_backend: a token "
+                    "crosses the fabric once per destination node). Default: the framework's "
+                    "(alltoall).",
+    )
+    ep_comm_overlap: bool | None = Field(
+        default=None,
+        description="The EP all-to-all overlapped with another micro-batch's compute "
+                    "(Megatron-Core's overlap_moe_expert_parallel_comm, Megatron-Bridge's "
+                    "moe_a2a_overlap; nemo | megatron only). Megatron-Core runs it only "
+                    "without full recompute and, with pp > 1, with vp set. Default: false "
+                    "(the all-to-all is exposed).",
     )
 
 
@@ -205,7 +232,8 @@ class TrainingWorkload(SpecModel):
     )
     parallelism: Parallelism = Field(
         default_factory=Parallelism,
-        description="Optional pins: tp, pp, dp, cp, vp, recompute, ep, etp."
+        description="Optional pins: tp, pp, dp, cp, vp, recompute, ep, etp; MoE: "
+                    "moe_dispatcher, ep_comm_overlap."
     )
 
     @model_validator(mode="after")
