@@ -21,6 +21,7 @@ from generator.sizing.model.collectives import intra_node_bw
 from generator.sizing.model.efficiency import default_efficiency
 from generator.sizing.model.hardware import device_from_gpu, node_from_server
 from generator.sizing.model.job import Layout
+from generator.sizing.report import format_table
 from generator.sizing.result import TrainingEstimate
 from generator.sizing.training import comm
 from generator.sizing.training.estimate import training_job
@@ -171,6 +172,9 @@ def test_the_estimate_says_what_it_assumed(tmp_path: Path) -> None:
     assert stated.to_json()["moe_dispatch"] == {
         "dispatcher": "hybridep", "ep_comm_overlap": True, "overlapped": True, "stated": True}
     assert not any("all-to-all" in n and "exposed" in n for n in stated.notes)
+    result = size(pipeline.load_checked(write(tmp_path, with_pins())).spec, CATALOG)
+    assert ("  EP all-to-all         alltoall dispatcher, exposed (framework default)"
+            in format_table(result).splitlines())
     dense = estimate(tmp_path, {**QWEN, "model": "llama3.1-8b", "parallelism": {}})
     assert "moe_dispatch" not in json.loads(json.dumps(dense.to_json()))
 
