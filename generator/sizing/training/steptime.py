@@ -113,9 +113,10 @@ def fp8_gain(job: Job, device: Device, eff: Efficiency) -> float:
 
 
 def attention_factor(job: Job, device: Device, eff: Efficiency) -> float:
-    """The attention core's speed relative to the GEMMs (FlashAttention 2 on Hopper lags)."""
+    """The attention core's speed relative to the GEMMs (FlashAttention 2 on Hopper lags;
+    head dimension 64 lags on Hopper)."""
     kernel = eff.framework(job.framework).attention_kernel
-    return eff.compute.attention_factor(kernel, device.architecture)
+    return eff.compute.attention_factor(kernel, device.architecture, job.arch.head_dim)
 
 
 def token_flops(job: Job, lay: Layout) -> TokenFlops:
