@@ -16,7 +16,7 @@ from typing import Any
 
 from benchmarks.calibration import Case
 from benchmarks.crossval import STAGES, Row
-from generator.sizing.uncertainty import DATA_CLASSES, MOE_ALL_ROWS, Regime
+from generator.sizing.uncertainty import ALL_ROWS_KEYS, Regime
 
 FLOOR_PCT = 5.0
 LOW_Q, HIGH_Q = 0.10, 0.90
@@ -77,13 +77,14 @@ def _regime_entries(rows: list[Row], stage: str) -> list[dict[str, Any]]:
 
 
 def _all_rows_entries(rows: list[Row], stage: str) -> dict[str, dict[str, Any]]:
-    """The uncalibrated band of each fallback class (data class, or MoE): every row of it."""
+    """The uncalibrated band of each fallback class (dense data class, MoE, serving): every
+    row of it."""
     classes: dict[str, list[float]] = defaultdict(list)
     for r in rows:
         if r.case.regime is not None:
             classes[r.case.regime.fallback].append(r.headline_error)
     out = {}
-    for key in (*DATA_CLASSES, MOE_ALL_ROWS):
+    for key in ALL_ROWS_KEYS:
         if classes.get(key):
             low, high = band(classes[key])
             out[key] = {"stage": stage, "rows": len(classes[key]), "low_pct": low,

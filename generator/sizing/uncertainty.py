@@ -38,6 +38,11 @@ DATA_CLASSES = ("full sequences", "short samples")
 MOE_PREFIX = "moe-"
 MOE_ALL_ROWS = "moe"
 """The ``all_rows`` key of every MoE training row (the uncalibrated MoE band)."""
+INFERENCE_ALL_ROWS = "inference"
+"""The ``all_rows`` key of every serving row. Serving rows are full sequences too, so keyed by
+data class they would share (and overwrite) dense training's band: an uncalibrated dense
+estimate got the serving spread."""
+ALL_ROWS_KEYS = (*DATA_CLASSES, MOE_ALL_ROWS, INFERENCE_ALL_ROWS)
 
 
 def data_class(sample_tokens: float | None) -> str:
@@ -75,8 +80,11 @@ class Regime:
 
     @property
     def fallback(self) -> str:
-        """The ``all_rows`` band an uncalibrated estimate of this regime gets."""
-        return MOE_ALL_ROWS if self.kind.startswith(MOE_PREFIX) else self.data
+        """The ``all_rows`` band an uncalibrated estimate of this regime gets: its own fit
+        stage's rows (MoE training, serving), or dense training's rows of its data class."""
+        if self.kind.startswith(MOE_PREFIX):
+            return MOE_ALL_ROWS
+        return INFERENCE_ALL_ROWS if self.kind == INFERENCE_ALL_ROWS else self.data
 
     def levels(self) -> list[Regime]:
         """This regime, then the coarser ones it may fall back to (most specific first)."""
@@ -158,4 +166,5 @@ def outside_note(regime: Regime) -> str:
 
 
 def _rows_of(regime: Regime) -> str:
-    return "MoE training" if regime.fallback == MOE_ALL_ROWS else regime.data
+    named = {MOE_ALL_ROWS: "MoE training", INFERENCE_ALL_ROWS: "serving"}
+    return named.get(regime.fallback, f"dense training ({regime.data})")
