@@ -22,6 +22,7 @@ from pydantic import (
 
 from generator.spec.architecture import Attention, InlineArchitecture, Mlp
 from generator.spec.base import SpecModel
+from generator.spec.moe import MoeDispatcher
 from generator.spec.site import (
     Cloud,
     EthernetSpec,
@@ -97,14 +98,6 @@ class Recompute(StrEnum):
     full = "full"
 
 
-class MoeDispatcher(StrEnum):
-    """How a run moves MoE tokens to their experts (``parallelism.moe_dispatcher``)."""
-
-    alltoall = "alltoall"
-    deepep = "deepep"
-    hybridep = "hybridep"
-
-
 def _model_tag(value: Any) -> str:
     return "inline" if isinstance(value, dict | InlineArchitecture) else "id"
 
@@ -140,21 +133,16 @@ class Parallelism(SpecModel):
     )
     moe_dispatcher: MoeDispatcher | None = Field(
         default=None,
-        description="MoE token dispatcher the run uses: alltoall (Megatron-Core's "
-                    "moe_token_dispatcher_type alltoall, torchtitan's and DeepSpeed's default: "
-                    "a token is sent once per selected expert) | deepep | hybridep "
-                    "(Megatron-Core's flex dispatcher with moe_flex_dispatcher_backend "
-                    "deepep | hybridep, torchtitan's expert_parallel_comm_backend: a token "
-                    "crosses the fabric once per destination node). Default: the framework's "
-                    "(alltoall).",
+        description="MoE token dispatcher: alltoall (one copy per selected expert) | deepep | "
+                    "hybridep (Megatron-Core's flex backends, torchtitan's "
+                    "expert_parallel_comm_backend: once per destination node). Default: the "
+                    "framework's (alltoall).",
     )
     ep_comm_overlap: bool | None = Field(
         default=None,
-        description="The EP all-to-all overlapped with another micro-batch's compute "
-                    "(Megatron-Core's overlap_moe_expert_parallel_comm, Megatron-Bridge's "
-                    "moe_a2a_overlap; nemo | megatron only). Megatron-Core runs it only "
-                    "without full recompute and, with pp > 1, with vp set. Default: false "
-                    "(the all-to-all is exposed).",
+        description="EP all-to-all overlapped with compute (Megatron-Core's "
+                    "overlap_moe_expert_parallel_comm; nemo | megatron; not with full "
+                    "recompute, and with vp when pp > 1). Default: false (exposed).",
     )
 
 
