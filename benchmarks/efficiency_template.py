@@ -62,6 +62,11 @@ COMMENTS: dict[str, list[str]] = {
         "# spends after the sync issuing kernels the GPU runs as they arrive (permute, the",
         "# grouped GEMM's per-expert GEMMs, combine): added to the launch time, so hidden",
         "# unless the CPU is the slower.",
+        "# head_dim_64_attention: an attention kernel's speed at head dim 64 relative to 128",
+        "# on Hopper (exponent-bound: half the matrix FLOPs per softmax exponential);",
+        "# FlashAttention-3 paper (Shah et al. 2024) Fig. 5, H100 SXM5 BF16 forward at 4k:",
+        "# cuDNN 408 vs 609 TFLOP/s, FlashAttention-2 321 vs 368. Backward assumed alike [R];",
+        "# not fitted.",
     ],
     "memory": [
         "# usable_fraction applies to the catalog's nominal memory_bytes (vendor GB = 1e9 bytes);",

@@ -128,6 +128,8 @@ def training_block(t: TrainingEstimate) -> list[str]:
         *_time_lines(t),
         _kv("checkpoint", f"{t.checkpoint_gb:,.1f} GB"),
     ]
+    if t.moe_dispatch is not None:
+        lines.insert(4, _kv("EP all-to-all", t.moe_dispatch.text()))
     if t.seed is not None:
         s = t.seed
         parts = []

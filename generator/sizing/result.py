@@ -11,7 +11,14 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 
 class Frozen(BaseModel):
@@ -127,6 +134,29 @@ class Uncertainty(Frozen):
                 "similar_measurements": self.similar_measurements}
 
 
+class MoeDispatch(Frozen):
+    """How an MoE workload's expert-parallel all-to-all runs, and who said so."""
+
+    dispatcher: Literal["alltoall", "deepep", "hybridep"] = Field(
+        description="Token dispatcher: alltoall (one copy per selected expert) or DeepEP / "
+                    "HybridEP (once per destination node and GPU).")
+    ep_comm_overlap: bool = Field(
+        description="Overlap of the all-to-all with another micro-batch's compute, as set.")
+    overlapped: bool = Field(
+        description="Whether the chosen layout overlaps it (EP > 1 and, for Megatron-Core, "
+                    "no full recompute and VP under PP); false: exposed in full.")
+    stated: bool = Field(
+        description="true: set in the spec (parallelism.moe_dispatcher / ep_comm_overlap); "
+                    "false: the framework's default.")
+
+    def text(self) -> str:
+        """``deepep dispatcher, overlapped with compute (stated)``: the size table's and the
+        report's words."""
+        how = "overlapped with compute" if self.overlapped else "exposed"
+        who = "stated" if self.stated else "framework default"
+        return f"{self.dispatcher} dispatcher, {how} ({who})"
+
+
 class TrainingEstimate(Frozen):
     """Sizing answer for one training workload."""
 
@@ -165,6 +195,8 @@ class TrainingEstimate(Frozen):
     )
     seed: SeedEstimate | None = None
     notes: list[str] = Field(default_factory=list)
+    moe_dispatch: MoeDispatch | None = Field(
+        default=None, description="MoE models: the EP all-to-all's dispatcher and overlap.")
 
     wall_clock_hours: float = Field(
         default=0.0,
@@ -178,6 +210,15 @@ class TrainingEstimate(Frozen):
         if isinstance(data, dict) and "wall_clock_hours" not in data:
             parts = ("time_hours", "evaluation_hours", "checkpoint_hours", "failure_hours")
             data = {**data, "wall_clock_hours": sum(float(data.get(k, 0.0)) for k in parts)}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _without_dense_dispatch(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Dense workloads carry no ``moe_dispatch`` key: their plan.yaml and JSON stay as
+        they were before MoE settings existed."""
+        data = handler(self)
+        if self.moe_dispatch is None and isinstance(data, dict):
+            data.pop("moe_dispatch", None)
         return data
 
     @property

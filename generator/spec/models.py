@@ -22,6 +22,7 @@ from pydantic import (
 
 from generator.spec.architecture import Attention, InlineArchitecture, Mlp
 from generator.spec.base import SpecModel
+from generator.spec.moe import MoeDispatcher
 from generator.spec.site import (
     Cloud,
     EthernetSpec,
@@ -50,6 +51,7 @@ __all__ = [
     "InferenceWorkload",
     "InlineArchitecture",
     "Mlp",
+    "MoeDispatcher",
     "Network",
     "NodeShape",
     "Parallelism",
@@ -129,6 +131,19 @@ class Parallelism(SpecModel):
         description="Expert tensor-parallel size (MoE): ranks one expert is split over; "
                     "default 1 with ep > 1, else tp.",
     )
+    moe_dispatcher: MoeDispatcher | None = Field(
+        default=None,
+        description="MoE token dispatcher: alltoall (one copy per selected expert) | deepep | "
+                    "hybridep (Megatron-Core's flex backends, torchtitan's "
+                    "expert_parallel_comm_backend: once per destination node). Default: the "
+                    "framework's (alltoall).",
+    )
+    ep_comm_overlap: bool | None = Field(
+        default=None,
+        description="EP all-to-all overlapped with compute (Megatron-Core's "
+                    "overlap_moe_expert_parallel_comm; nemo | megatron; not with full "
+                    "recompute, and with vp when pp > 1). Default: false (exposed).",
+    )
 
 
 class ServingEngine(StrEnum):
@@ -205,7 +220,8 @@ class TrainingWorkload(SpecModel):
     )
     parallelism: Parallelism = Field(
         default_factory=Parallelism,
-        description="Optional pins: tp, pp, dp, cp, vp, recompute, ep, etp."
+        description="Optional pins: tp, pp, dp, cp, vp, recompute, ep, etp; MoE: "
+                    "moe_dispatcher, ep_comm_overlap."
     )
 
     @model_validator(mode="after")

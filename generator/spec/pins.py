@@ -15,6 +15,7 @@ from generator.errors import Problem
 from generator.sizing.model.efficiency import Framework, default_efficiency
 from generator.spec.load import LoadedSpec, format_path
 from generator.spec.models import InferenceWorkload, InlineArchitecture, TrainingWorkload
+from generator.spec.moe_pins import moe_comm_problems
 from generator.spec.serving_pins import serving_pin_problems
 
 STACK_DIMENSIONS = {"tp": "tensor parallelism", "pp": "pipeline parallelism",
@@ -204,6 +205,7 @@ def workload_problems(loaded: LoadedSpec, catalog: Catalog) -> list[Problem]:
             continue
         heads, layers, experts = shape
         out += _expert_problems(loaded, i, w, experts)
+        out += moe_comm_problems(loaded, i, w, experts)
         if w.parallelism.tp is not None:
             out += _tp_problems(loaded, i, w.parallelism.tp, heads, server.gpu_slots, server.name)
         out += _stage_problems(loaded, i, w, layers)

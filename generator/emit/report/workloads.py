@@ -46,6 +46,8 @@ def _training_table(t: TrainingEstimate) -> Table:
         [plain("Memory per GPU"), number(t.memory_gib_per_gpu, 1, "GiB")],
         [plain("Fits in memory"), plain(_yes_no(t.fits))],
         [plain("Step time"), number(t.step_time_s, 3, "s")],
+        *([[plain("EP all-to-all"), plain(t.moe_dispatch.text())]]
+          if t.moe_dispatch is not None else []),
         [plain("Steps"), count(t.steps)],
         [plain("Tokens per second per GPU"), number(t.tokens_per_second_per_gpu, 0)],
         [plain("MFU"), Cell(f"{t.mfu:.1%}", t.mfu)],

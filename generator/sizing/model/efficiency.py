@@ -17,7 +17,7 @@ Plain frozen dataclasses, not pydantic, because the planner reads them millions 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -31,6 +31,8 @@ EFFICIENCY_FILE = Path(str(resources.files("generator.catalog") / "data" / "effi
 
 Sharding = Literal["distributed", "zero3"]
 RECOMPUTE_LEVELS = ("none", "selective", "full")
+SMALL_HEAD_MEASURED_ON = "hopper"
+"""The GPU architecture ``Compute.head_dim_64_attention`` was measured on."""
 DIMENSIONS = frozenset({"tp", "pp", "cp", "vp", "hsdp", "ep"})
 """Parallel dimensions a stack may run (``ep``: expert parallelism, for MoE)."""
 
@@ -48,6 +50,14 @@ class Compute:
     fa2_efficiency: dict[str, float]
     """FlashAttention-2's speed relative to the GEMMs, by GPU architecture: tuned for Ampere,
     it reaches ~35 % of an H100's peak where Hopper kernels (FA3, cuDNN) reach ~75 %."""
+    head_dim_64_attention: dict[str, float] = field(default_factory=dict)
+    """An attention kernel's speed at head dimension 64 relative to 128, by kernel, on
+    Hopper: at d_h 64 each score costs half the matrix FLOPs for the same softmax
+    exponentials, so the kernel is bound by its exponent units, not its tensor cores.
+    FlashAttention-3 paper (Shah et al. 2024, Fig. 5, H100 SXM5, BF16 forward, seqlen 4k):
+    cuDNN 408 vs 609 TFLOP/s (fused: 0.67), FlashAttention-2 321 vs 368 (fa2: 0.87); the
+    backward pass is taken to slow the same way [R]. Head dims between 64 and 128 were
+    not measured and are left at 1."""
     moe_layer_overhead_s: float = 0.0
     """CPU time per MoE layer and micro-batch spent after the token dispatcher's host sync
     (Megatron's all-to-all and DeepEP dispatchers copy the tokens per expert to the host
@@ -63,11 +73,15 @@ class Compute:
         """Best-case fraction of peak for large GEMMs on this GPU (``default`` if unlisted)."""
         return self.gemm_efficiency.get(gpu_id, self.gemm_efficiency["default"])
 
-    def attention_factor(self, kernel: str, architecture: str) -> float:
-        """Attention-core speed relative to the GEMMs for a stack's attention kernel."""
+    def attention_factor(self, kernel: str, architecture: str, head_dim: int = 128) -> float:
+        """Attention-core speed relative to the GEMMs for a stack's attention kernel and the
+        model's head dimension (``head_dim_64_attention``: measured on Hopper only)."""
+        small = 1.0
+        if head_dim <= 64 and architecture == SMALL_HEAD_MEASURED_ON:
+            small = self.head_dim_64_attention.get(kernel, 1.0)
         if kernel != "fa2":
-            return 1.0
-        return self.fa2_efficiency.get(architecture, self.fa2_efficiency["default"])
+            return small
+        return small * self.fa2_efficiency.get(architecture, self.fa2_efficiency["default"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,6 +283,8 @@ def from_mapping(doc: dict[str, Any]) -> Efficiency:
                                             "fp8_speedup", "layer_overhead_s",
                                             "moe_layer_overhead_s")},
                 moe_layer_launch_s=float(c.get("moe_layer_launch_s", 0.0)),
+                head_dim_64_attention={str(k): float(v) for k, v in
+                                       c.get("head_dim_64_attention", {}).items()},
             ),
             memory=Memory(**{k: float(v) for k, v in m.items()}),
             network=Network(**{k: float(v) for k, v in n.items()}),

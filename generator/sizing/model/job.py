@@ -79,6 +79,12 @@ class Job:
     ep_overlap: bool | None = None
     """Whether a run states the EP all-to-all overlapped with compute (Megatron-Core's
     ``--overlap-moe-expert-parallel-comm``, DualPipe); None: the stack's default."""
+    ep_overlap_megatron_rules: bool = False
+    """Whether the stated overlap obeys Megatron-Core's conditions on
+    ``overlap_moe_expert_parallel_comm`` (``transformer_config.py``: no full recompute, and
+    virtual pipeline stages under pipeline parallelism), so the planner's layouts that break
+    them run the all-to-all exposed. Set for a spec's nemo/megatron workloads; a calibration
+    row states the layout it ran."""
 
     @property
     def frozen_base(self) -> bool:

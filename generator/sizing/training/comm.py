@@ -176,12 +176,22 @@ def dispatcher(job: Job, eff: Efficiency) -> str:
     return job.moe_dispatcher or eff.framework(job.framework).moe_dispatcher
 
 
-def ep_exposed(job: Job, eff: Efficiency) -> float:
+def ep_exposed(job: Job, eff: Efficiency, lay: Layout | None = None) -> float:
     """Share of the EP all-to-all left exposed: ``overlap.ep`` where the run (or its stack)
     overlaps it with another micro-batch's compute, else all of it."""
     if job.ep_overlap is None:
         return eff.framework(job.framework).ep_exposed
-    return eff.overlap.ep if job.ep_overlap else 1.0
+    return eff.overlap.ep if job.ep_overlap and ep_overlap_runs(job, lay) else 1.0
+
+
+def ep_overlap_runs(job: Job, lay: Layout | None) -> bool:
+    """Whether Megatron-Core would run the stated overlap on this layout: it refuses
+    ``overlap_moe_expert_parallel_comm`` with full recompute, and with pipeline parallelism
+    unless virtual stages are set (``transformer_config.py``). Only where the job follows
+    those rules (``Job.ep_overlap_megatron_rules``)."""
+    if lay is None or not job.ep_overlap_megatron_rules:
+        return True
+    return lay.recompute != "full" and (lay.pp == 1 or lay.vp > 1)
 
 
 def expert_dp_step_time(

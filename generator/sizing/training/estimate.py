@@ -37,6 +37,7 @@ from generator.sizing.result import (
     Uncertainty,
 )
 from generator.sizing.seed import training_seed
+from generator.sizing.training.dispatch import dispatch_notes, moe_dispatch, with_settings
 from generator.sizing.training.evaluation import evaluation_seconds
 from generator.sizing.training.layouts import Pins
 from generator.sizing.training.memory import GIB
@@ -68,13 +69,13 @@ def training_job(w: TrainingWorkload, arch: Architecture, eff: Efficiency) -> Jo
                                   w.global_batch_size, w.sequence_length, d.packed)
         sample_tokens = None if d.packed else d.avg_tokens_per_sample
     ev = w.evaluation
-    return Job(
+    return with_settings(Job(
         name=w.name, arch=arch, kind=w.kind, precision=w.precision.value,
         framework=w.framework.value, global_batch=w.global_batch_size,
         seq_len=w.sequence_length, steps=steps, sample_tokens=sample_tokens,
         extra_tokens=extra, adapter_params=adapters,
         evaluation=None if ev is None else Evaluation(ev.every_samples, ev.samples),
-    )
+    ), w)
 
 
 def pins_of(w: TrainingWorkload) -> Pins:
@@ -240,6 +241,8 @@ def _estimate(
     params = total_params(arch)
     mem, total_gib = _breakdown(p)
     uncertainty, band_notes = band(table, w, job, gpus, device.id)
+    dispatch = moe_dispatch(w, job, best.layout, clock.eff)
+    notes += dispatch_notes(w, dispatch, best.layout)
     dataset_tokens = job.steps * job.global_batch * (job.sample_tokens or job.seq_len)
     meets = None
     if w.deadline_hours:
@@ -258,5 +261,5 @@ def _estimate(
         checkpoint_gb=clock.checkpoint_gb, params_b=params / 1e9,
         runners_up=_runners_up(p, job.steps), rejected=dict(p.chosen.rejected),
         seed=training_seed(dataset_tokens, active_params(arch), gpus, w.deadline_hours, params),
-        notes=[*notes, *band_notes],
+        notes=[*notes, *band_notes], moe_dispatch=dispatch,
     )

@@ -113,9 +113,10 @@ def fp8_gain(job: Job, device: Device, eff: Efficiency) -> float:
 
 
 def attention_factor(job: Job, device: Device, eff: Efficiency) -> float:
-    """The attention core's speed relative to the GEMMs (FlashAttention 2 on Hopper lags)."""
+    """The attention core's speed relative to the GEMMs (FlashAttention 2 on Hopper lags;
+    head dimension 64 lags on Hopper)."""
     kernel = eff.framework(job.framework).attention_kernel
-    return eff.compute.attention_factor(kernel, device.architecture)
+    return eff.compute.attention_factor(kernel, device.architecture, job.arch.head_dim)
 
 
 def token_flops(job: Job, lay: Layout) -> TokenFlops:
@@ -229,7 +230,7 @@ def microbatch_time(
         pp=fw.pp_exposed * comm.pp_time(job, lay, node, device, eff),
         overhead=fw.microbatch_overhead_s,
         zero3=zero3,
-        ep=comm.ep_exposed(job, eff) * comm.ep_time(job, lay, node, device, eff),
+        ep=comm.ep_exposed(job, eff, lay) * comm.ep_time(job, lay, node, device, eff),
     )
 
 
@@ -271,7 +272,7 @@ def forward_time(job: Job, lay: Layout, device: Device, node: Node, eff: Efficie
     busy = max(gpu, cpu / 3.0) + moe_sync_time(job, plain, eff) / 3.0
     exposed = (fw.tp_exposed * comm.tp_time(job, lay, node, device, eff, forward_only=True)
                + fw.pp_exposed * comm.pp_time(job, lay, node, device, eff, forward_only=True)
-               + comm.ep_exposed(job, eff)
+               + comm.ep_exposed(job, eff, lay)
                * comm.ep_time(job, lay, node, device, eff, forward_only=True))
     if fw.shards_per_layer(lay.pp):
         moved = _zero3_moved(job, lay, device, node, eff, forward_only=True)
