@@ -107,9 +107,11 @@ def _final_checkpoint_only(
     restart = env.restart_overhead_hours
     losing = (productive / 2.0 + restart) * rate
     total = (productive + delta) / max(MIN_GOODPUT, 1.0 - losing)
+    total = min(total, productive / MIN_GOODPUT)  # the goodput floor, as for longer runs
+    checkpoint = min(delta, total - productive)
     return WallClock(
-        compute_h=compute_h, evaluation_h=evaluation_h, checkpoint_h=delta,
-        failures_h=total - productive - delta, interval_h=tau,
+        compute_h=compute_h, evaluation_h=evaluation_h, checkpoint_h=checkpoint,
+        failures_h=total - productive - checkpoint, interval_h=tau,
         checkpoint_write_s=delta * 3600.0, restart_h=restart, interruptions=rate * total,
         final_only=True,
     )

@@ -81,11 +81,11 @@ def test_a_missed_latency_slo_is_warned_about(tmp_path: Path) -> None:
         r = CliRunner().invoke(cli, args)
         assert r.exit_code == 0, r.output
         assert (f"warning: big misses its latency SLOs (sized at batch 1: TPOT 64.9 ms, TTFT "
-                f"569 ms); the plan sizes 1,040 GPUs for it anyway. `podplan size {spec}` says "
+                f"568 ms); the plan sizes 1,040 GPUs for it anyway. `podplan size {spec}` says "
                 "why and what would meet them") in r.stderr
     report = (tmp_path / "reports" / "slo" / "report.html").read_text()
     assert ("<li>Latency SLO missed: big misses its latency SLOs (sized at batch 1: TPOT 64.9 "
-            "ms, TTFT 569 ms); the plan sizes 1,040 GPUs for it anyway; its notes under "
+            "ms, TTFT 568 ms); the plan sizes 1,040 GPUs for it anyway; its notes under "
             "Workloads say why and what would meet them.</li>") in report
 
 
