@@ -237,12 +237,16 @@ def slo_warnings(sizing: SizingResult, spec_file: str) -> list[str]:
 
 
 def context_warnings(loaded: LoadedSpec, catalog: Catalog) -> list[str]:
-    """Serving requests longer than the model's context (the size note, on stderr too)."""
+    """Serving requests longer than the model's context, and SLOs that read like a unit
+    slip (the size notes, on stderr too)."""
     from generator.sizing.engine import context_note
     from generator.spec.models import InferenceWorkload
+    from generator.spec.plausible import slo_unit_notes
 
     return [f"{w.name}: {note}" for w in loaded.spec.workloads
-            if isinstance(w, InferenceWorkload) and (note := context_note(w, catalog))]
+            if isinstance(w, InferenceWorkload) and (note := context_note(w, catalog))] + [
+        note for w in loaded.spec.workloads if isinstance(w, InferenceWorkload)
+        for note in slo_unit_notes(w)]  # a unit slip, before the missed-SLO warning
 
 
 def bill_of_materials(loaded: LoadedSpec, cluster: ClusterPlan, catalog: Catalog | None = None):  # type: ignore[no-untyped-def]

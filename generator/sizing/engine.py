@@ -18,18 +18,39 @@ import math
 from generator.catalog.load import Catalog
 from generator.catalog.models import Server
 from generator.errors import PodplanError, Problem
-from generator.sizing.inference import InferenceJob, Layout, loaded_point, max_batch, serve
-from generator.sizing.inference.advice import Hardware, alternatives, shortfall
+from generator.sizing.inference import (
+    InferenceJob,
+    Layout,
+    Serving,
+    loaded_point,
+    max_batch,
+    serve,
+)
+from generator.sizing.inference.advice import (
+    Hardware,
+    alternatives,
+    near_slo,
+    shortfall,
+    without_slo,
+    without_slo_text,
+)
 from generator.sizing.model.arch import resolve_model
 from generator.sizing.model.efficiency import Efficiency, default_efficiency
 from generator.sizing.model.hardware import Device, Node, device_from_gpu, node_from_server
-from generator.sizing.result import InferenceEstimate, OperatingPoint, SizingResult, Uncertainty
+from generator.sizing.result import (
+    InferenceEstimate,
+    OperatingPoint,
+    ServingOption,
+    SizingResult,
+    Uncertainty,
+)
 from generator.sizing.seed import inference_seed
 from generator.sizing.training.estimate import MAX_NODES, estimate_training
 from generator.sizing.training.memory import GIB
 from generator.sizing.uncertainty import Regime, Table, default_table, outside_note
 from generator.sizing.wallclock import RunEnvironment
 from generator.spec.models import InferenceWorkload, InlineArchitecture, ServingEngine, Spec
+from generator.spec.plausible import slo_unit_notes
 
 __all__ = ["MAX_NODES", "size"]
 
@@ -48,18 +69,23 @@ def estimate_inference(
                        output_tokens=w.output_tokens, requests_per_minute=w.requests_per_minute,
                        ttft_ms=w.ttft_ms, tpot_ms=w.tpot_ms, engine=w.engine.value)
     par = w.parallelism
-    s = serve(job, device, node, eff, tp=par.tp, pp=par.pp, ep=par.ep)
+    pins = {"tp": par.tp, "pp": par.pp, "ep": par.ep}
+    s = serve(job, device, node, eff, **pins)
     # the band rests on measurements of this engine only: the scored serving rows are all
     # TensorRT-LLM, so a vLLM or SGLang estimate is outside calibration and says so
     regime = Regime.of(job.engine, "inference", s.tp * s.pp, device.id)
     b = table.band(regime)
     notes = _inference_notes(s.fits, s.weights_bytes, s.layout, node)
     notes += filter(None, [context_note(w, catalog)])
-    if s.meets_slo is False:
-        notes.append(shortfall(job, s, device.id, node.gpus))
+    notes += slo_unit_notes(w)
+    free = close = near = None
+    if s.meets_slo is False and s.fits:
+        free = without_slo(job, device, node, eff, pins)
+        near, close = near_slo(job, s, device, node, eff, pins)
+        notes += [shortfall(job, s, device.id, pinned=any(v for v in pins.values())),
+                  without_slo_text(s, near, close, free)]
         if hardware is not None:
-            notes.append(alternatives(job, device.id, hardware, eff,
-                                      {"tp": par.tp, "pp": par.pp, "ep": par.ep}))
+            notes.append(alternatives(job, s, device.id, hardware, eff, pins))
     if not b.calibrated:
         notes.append(outside_note(regime))
     if w.framework is not None:  # accepted for symmetry with training; say it changes nothing
@@ -83,11 +109,23 @@ def estimate_inference(
                            output_tokens_per_second=low.tokens_per_s * s.replicas,
                            ttft_ms=low.ttft_s * 1e3, tpot_ms=low.tpot_s * 1e3),
         ],
+        near_slo=None if near is None or close is None or not close.meets_slo
+        else _option(close, near),
+        without_slo=None if free is None else _option(free),
         uncertainty=Uncertainty(low_pct=b.low_pct, high_pct=b.high_pct,
                                 similar_measurements=b.similar, calibrated=b.calibrated,
                                 regime=b.regime.text() if b.regime else "all rows"),
         seed=inference_seed(w.output_tokens, w.requests_per_minute, per_gpu), notes=notes,
     )
+
+
+def _option(s: Serving, job: InferenceJob | None = None) -> ServingOption:
+    top = s.throughput
+    return ServingOption(tpot_slo_ms=None if job is None else job.tpot_ms,
+                         ttft_slo_ms=None if job is None else job.ttft_ms,
+                         gpus=s.gpus, replicas=s.replicas, tp=s.tp, pp=s.pp, ep=s.ep,
+                         batch=top.batch, output_tokens_per_second=top.tokens_per_s * s.replicas,
+                         ttft_ms=top.ttft_s * 1e3, tpot_ms=top.tpot_s * 1e3)
 
 
 def context_note(w: InferenceWorkload, catalog: Catalog) -> str | None:

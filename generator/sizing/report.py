@@ -12,6 +12,7 @@ from generator.catalog.names import model_label
 from generator.sizing.result import (
     Candidate,
     InferenceEstimate,
+    ServingOption,
     SizingResult,
     TrainingEstimate,
     TrainingLayout,
@@ -23,11 +24,37 @@ RULE = "-" * 78
 
 def slo_misses(result: SizingResult) -> list[str]:
     """One sentence per serving workload sized at its closest miss of the latency SLOs: the
-    plan buys GPUs for a TPOT/TTFT it does not reach (plan's warning, report's summary)."""
+    plan buys GPUs for a TPOT/TTFT it does not reach (plan's warning, report's summary), and
+    what the load needs with the SLOs set aside, so a small miss does not read as the only
+    answer."""
     missed = [w for w in result.inference if w.fits and w.meets_slo is False]
     return [f"{w.name} misses its latency SLOs (sized at batch {w.max_batch}: TPOT "
             f"{w.tpot_ms:.1f} ms, TTFT {w.ttft_ms:.0f} ms); the plan sizes {w.gpus:,} GPUs for "
-            "it anyway" for w in missed]
+            "it anyway" + without_slo_text(w) for w in missed]
+
+
+def without_slo_text(w: InferenceEstimate) -> str:
+    """``; 32 GPUs at TPOT <= 71.2 ms ...; 16 GPUs with the SLOs set aside ...`` or nothing."""
+    out = ""
+    if (n := w.near_slo) is not None:
+        out += (f"; {n.gpus:,} GPUs serve the load at {_slo_text(n)} (10 % past the nearest "
+                f"reach, batch {n.batch})")
+    if (f := w.without_slo) is not None:
+        out += (f"; {f.gpus:,} with the SLOs set aside (batch {f.batch}: TPOT "
+                f"{f.tpot_ms:.1f} ms, TTFT {f.ttft_ms:,.0f} ms)")
+    return out
+
+
+def _slo_text(o: ServingOption) -> str:
+    parts = [] if o.tpot_slo_ms is None else [f"TPOT <= {o.tpot_slo_ms:g} ms"]
+    parts += [] if o.ttft_slo_ms is None else [f"TTFT <= {o.ttft_slo_ms:g} ms"]
+    return ", ".join(parts)
+
+
+def option_text(o: ServingOption) -> str:
+    """``32  (2 replica(s) x TP8 PP2) at batch 39; TTFT 574 ms, TPOT 71.1 ms per request``"""
+    return (f"{o.gpus}  ({o.replicas} replica(s) x {_layout(o.tp, o.pp, o.ep)}) at batch "
+            f"{o.batch}; TTFT {o.ttft_ms:,.0f} ms, TPOT {o.tpot_ms:.1f} ms per request")
 
 
 def layout_text(p: TrainingLayout) -> str:
@@ -148,10 +175,14 @@ def training_block(t: TrainingEstimate) -> list[str]:
     return lines
 
 
+def _layout(tp: int, pp: int, ep: int) -> str:
+    return f"TP{tp} PP{pp}" + (f" EP{ep}" if ep > 1 else "")
+
+
 def inference_block(i: InferenceEstimate) -> list[str]:
     """Lines for one inference workload: layout, KV capacity and both operating points."""
     slo = {None: "none given", True: "met", False: "MISSED"}[i.meets_slo]
-    layout = f"TP{i.tp} PP{i.pp}" + (f" EP{i.ep}" if i.ep > 1 else "")
+    layout = _layout(i.tp, i.pp, i.ep)
     lines = [
         f"{i.name}  [inference, {i.model}, {i.engine}]",
         _kv("GPUs", f"{i.gpus}  ({i.replicas} replica(s) x {layout})"),
@@ -169,6 +200,11 @@ def inference_block(i: InferenceEstimate) -> list[str]:
                          f"{i.replicas} replica(s){band}; TTFT {p.ttft_ms:,.0f} ms, "
                          f"TPOT {p.tpot_ms:.1f} ms per request"))
     lines.append(_kv("latency SLO", slo))
+    if i.near_slo is not None:
+        lines.append(_kv("SLOs eased 10 %", f"{option_text(i.near_slo)}  [under "
+                         f"{_slo_text(i.near_slo)}: 10 % past the nearest reach]"))
+    if i.without_slo is not None:
+        lines.append(_kv("without the SLOs", option_text(i.without_slo)))
     if i.seed is not None and i.seed.gpus is not None:
         lines.append(_kv("seed rule", f"{i.seed.gpus:,.1f} GPUs  [{i.seed.note}]"))
     lines += [f"  note: {n}" for n in i.notes]

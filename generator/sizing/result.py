@@ -255,6 +255,25 @@ class OperatingPoint(Frozen):
     tpot_ms: float
 
 
+class ServingOption(Frozen):
+    """Latency SLOs out of reach: another sizing of the same load, beside the sized plan's
+    batch 1 on the nearest layout (a small miss otherwise read as a GPU count many times the
+    load's): the SLOs eased to just past the nearest reach (``near_slo``), or set aside
+    (``without_slo``: the fewest GPUs at the max-throughput batch)."""
+
+    tpot_slo_ms: float | None = Field(default=None, description="The TPOT SLO it meets.")
+    ttft_slo_ms: float | None = Field(default=None, description="The TTFT SLO it meets.")
+    gpus: int
+    replicas: int
+    tp: int
+    pp: int = 1
+    ep: int = 1
+    batch: int = Field(description="Sequences in flight per replica.")
+    output_tokens_per_second: float = Field(description="All replicas together.")
+    ttft_ms: float
+    tpot_ms: float
+
+
 class InferenceEstimate(Frozen):
     """Sizing answer for one inference workload."""
 
@@ -277,9 +296,23 @@ class InferenceEstimate(Frozen):
     max_batch: int
     meets_slo: bool | None
     operating_points: list[OperatingPoint] = Field(default_factory=list)
+    near_slo: ServingOption | None = Field(
+        default=None, description="Only when the SLOs are missed (ServingOption).")
+    without_slo: ServingOption | None = Field(
+        default=None, description="Only when the SLOs are missed (ServingOption).")
     uncertainty: Uncertainty | None = None
     seed: SeedEstimate | None = None
     notes: list[str] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _without_met_slo(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """A workload that meets its SLOs carries no ``near_slo``/``without_slo`` keys:
+        plan.yaml and the JSON stay as they were for it."""
+        data = handler(self)
+        for key in ("near_slo", "without_slo"):
+            if getattr(self, key) is None and isinstance(data, dict):
+                data.pop(key, None)
+        return data
 
     @property
     def uncertainty_pct(self) -> dict[str, Any] | None:

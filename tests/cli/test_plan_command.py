@@ -81,11 +81,16 @@ def test_a_missed_latency_slo_is_warned_about(tmp_path: Path) -> None:
         r = CliRunner().invoke(cli, args)
         assert r.exit_code == 0, r.output
         assert (f"warning: big misses its latency SLOs (sized at batch 1: TPOT 64.9 ms, TTFT "
-                f"568 ms); the plan sizes 1,040 GPUs for it anyway. `podplan size {spec}` says "
+                f"568 ms); the plan sizes 1,040 GPUs for it anyway; 32 GPUs serve the load at TPOT "
+                "<= 71.5 ms, TTFT <= 3000 ms (10 % past the nearest reach, batch 41); 16 with "
+                "the SLOs set aside (batch 341: TPOT 237.8 ms, TTFT 741 ms). "
+                f"`podplan size {spec}` says "
                 "why and what would meet them") in r.stderr
     report = (tmp_path / "reports" / "slo" / "report.html").read_text()
     assert ("<li>Latency SLO missed: big misses its latency SLOs (sized at batch 1: TPOT 64.9 "
-            "ms, TTFT 568 ms); the plan sizes 1,040 GPUs for it anyway; its notes under "
+            "ms, TTFT 568 ms); the plan sizes 1,040 GPUs for it anyway; 32 GPUs serve the load "
+            "at TPOT &lt;= 71.5 ms, TTFT &lt;= 3000 ms (10 % past the nearest reach, batch 41); "
+            "16 with the SLOs set aside (batch 341: TPOT 237.8 ms, TTFT 741 ms); its notes under "
             "Workloads say why and what would meet them.</li>") in report
 
 

@@ -24,6 +24,7 @@ from generator.sizing.inference.serving import (
     replica,
     serve,
     slo_batch,
+    slo_gap,
 )
 from generator.sizing.inference.steps import cycle_s
 
@@ -31,5 +32,5 @@ __all__ = [
     "DEFAULT_ENGINE", "ENGINES", "InferenceJob", "Layout", "Point", "Serving", "cycle_s",
     "kv_budget_bytes", "kv_cache_bytes_per_token", "kv_capacity_tokens",
     "kv_per_token_per_gpu", "latency_point", "layouts", "loaded_point", "max_batch",
-    "replica", "serve", "slo_batch", "weights_per_gpu",
+    "replica", "serve", "slo_batch", "slo_gap", "weights_per_gpu",
 ]

@@ -64,6 +64,14 @@ def meets(job: InferenceJob, p: Point) -> bool:
     return ok_tpot and (job.ttft_ms is None or p.ttft_s * 1e3 <= job.ttft_ms)
 
 
+def slo_gap(job: InferenceJob, p: Point) -> float:
+    """How far ``p`` is from the SLOs: the worst ratio of reached to asked (<= 1 meets them;
+    0 without SLOs)."""
+    ratios = [] if job.tpot_ms is None else [p.tpot_s * 1e3 / job.tpot_ms]
+    ratios += [] if job.ttft_ms is None else [p.ttft_s * 1e3 / job.ttft_ms]
+    return max(ratios, default=0.0)
+
+
 def slo_batch(job: InferenceJob, lay: Layout, limit: int, device: Device, node: Node,
               eff: Efficiency) -> int:
     """Largest batch <= limit meeting the SLOs (0 if not even batch 1 does): bisection."""
@@ -120,7 +128,10 @@ def serve(job: InferenceJob, device: Device, node: Node, eff: Efficiency,
             continue  # pipeline stages across nodes only where one node cannot hold it
         options.append(replica(job, lay, device, node, eff))
     good = [s for s in options if s.fits and s.meets_slo is not False]
-    pool = good or [s for s in options if s.fits] or options
+    if not good and any(s.fits for s in options):  # unreachable: the nearest at batch 1
+        return min((s for s in options if s.fits),
+                   key=lambda s: (round(slo_gap(job, s.latency), 6), s.gpus, s.tpot_s))
+    pool = good or options
     if job.requests_per_minute is None:
         return min(pool, key=lambda s: (s.layout.gpus, -s.tokens_per_s))
     return min(pool, key=lambda s: (s.gpus, s.tpot_s))
