@@ -4,6 +4,8 @@
 ``LO:HI:STEP`` (every STEP GPUs from LO to HI) or a comma list (``64,96,128``). Every count
 must be a whole number of servers. ``--gpu`` and ``--cloud`` are comma lists of catalog ids.
 A bad value is a ``PodplanError`` naming the option, what is allowed and a did-you-mean.
+A spec that only serves needs no ``--gpus`` (each GPU type is sized by its SLOs; count 0 in
+the grid) and compares every GPU the server takes unless ``--gpu`` names some.
 """
 
 from __future__ import annotations
@@ -102,12 +104,14 @@ def parse_grid(spec: Spec, catalog: Catalog, gpus: str | None, gpu: str | None,
     """Check the options against the spec's server and the catalog; defaults from the spec."""
     server = catalog.servers[spec.hardware.server]
     other = {g: f"{server.name} does not take GPU '{g}'" for g in catalog.gpus}
+    serving = not spec.training
+    default = tuple(server.gpu_options) if serving else (spec.hardware.gpu,)
     gpu_types = (_ids("--gpu", gpu, list(server.gpu_options), "GPU", other)
-                 if gpu else (spec.hardware.gpu,))
+                 if gpu else default)
     counts = gpu_counts(gpus) if gpus else (spec.hardware.gpus or 0,)
-    if counts == (0,):
+    if counts == (0,) and not serving:
         raise _fail("--gpus", "the spec fixes no GPU count, so the sweep needs one", GPUS_FORMS)
-    odd = [n for n in counts if n % server.gpu_slots]
+    odd = [n for n in counts if n and n % server.gpu_slots]
     if odd:
         raise _fail("--gpus", f"{', '.join(map(str, odd))}: not a multiple of "
                     f"{server.gpu_slots} (GPUs per {server.name})",

@@ -74,9 +74,64 @@ def _table(result: SweepResult) -> Table:
         sortable=True)
 
 
+def serving_chart(result: SweepResult) -> Figure:
+    """Cost against TPOT, one marker per GPU type: $ per million output tokens where a
+    cloud is priced, else capex; the cheapest point that meets the SLOs labelled."""
+    key = result.ranked_by
+    unit = {"usd_per_mtok": "USD per million output tokens"}.get(key, "capex, million USD")
+    scale = 1.0 if key == "usd_per_mtok" else 1e6
+    by_gpu: dict[str, list[tuple[float, float]]] = {}
+    for p in result.points:
+        cost = getattr(p, key)
+        if p.tpot_ms is not None and cost is not None:
+            by_gpu.setdefault(p.gpu, []).append((p.tpot_ms, cost / scale))
+    best = result.best
+    marks = [] if best is None or best.tpot_ms is None or getattr(best, key) is None else [
+        (best.tpot_ms, getattr(best, key) / scale,
+         f"cheapest meeting the SLOs: {best.gpus:,} × {model_label(best.gpu)}")]
+    svg = scatter("sweep-serving", "Cost against TPOT", "TPOT at the sized batch, ms", unit,
+                  [Series(g, tuple(pts)) for g, pts in by_gpu.items()], marks=marks)
+    return Figure(svg, "Each GPU type sized by the spec's SLOs: what serving its load costs "
+                  "against the TPOT it gets (the worst workload's).")
+
+
+def _serving_table(result: SweepResult) -> Table:
+    rows = []
+    for p in result.points:
+        slo = "n/a" if not p.layout else {None: "none", True: "met", False: "missed"}[
+            p.meets_slo]
+        rows.append([
+            plain("cheapest" if p.cheapest else ("yes" if p.meets_deadline else "no")),
+            plain(p.gpu), count(p.gpus), count(p.nodes), plain(p.layout or "n/a"),
+            number(p.tpot_ms, 1) if p.tpot_ms is not None else Cell("n/a"),
+            number(p.ttft_ms, 0) if p.ttft_ms is not None else Cell("n/a"), plain(slo),
+            number(p.usd_per_mtok, 2) if p.usd_per_mtok is not None else Cell("n/a"),
+            usd(p.usd_per_month), plain(f"{p.cloud} {p.instance}" if p.cloud else "n/a"),
+            usd(p.capex_usd), number(p.it_kw, 1) if p.it_kw is not None else Cell("n/a"),
+            plain(p.note),
+        ])
+    return Table("sweep-table", f"{len(rows)} points", [
+        Column("Meets SLOs"), Column("GPU"), Column("GPUs", True), Column("Nodes", True),
+        Column("Layout"), Column("TPOT ms", True), Column("TTFT ms", True), Column("SLO"),
+        Column("USD per M output tokens", True), Column("USD per month", True),
+        Column("Cloud"), Column("Capex USD", True), Column("IT kW", True), Column("Note")],
+        rows, sortable=True)
+
+
+def _serving_section(result: SweepResult) -> Section:
+    return Section("sweep", "Sweep", [
+        Para(best_text(result)),
+        Para("Each point is the spec planned as podplan plan would, with the GPU type "
+             "replaced: the replicas are sized by the latency SLOs (batch 1 on the nearest "
+             "layout where they are out of reach). USD per million output tokens is the cloud "
+             "equivalent's on-demand month (instances 24x7 and file system) over the output "
+             "tokens of the spec's load in a month."),
+        serving_chart(result), _serving_table(result)])
+
+
 def to_html(result: SweepResult, cmd: str) -> str:
     """The page (same stylesheet and script as report.html)."""
-    section = Section("sweep", "Sweep", [
+    section = _serving_section(result) if result.serving else Section("sweep", "Sweep", [
         Para(best_text(result)),
         Para(f"Each point is the spec planned as podplan plan would, with the GPU type and "
              f"count replaced; deadline: {deadline_text(result)}. Time includes failures, "

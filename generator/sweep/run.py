@@ -1,5 +1,8 @@
 """Plan every point of a sweep through the normal pipeline and pick the cheapest good one.
 
+A spec that only serves is swept over GPU types by what serving its load costs
+(``sweep.serving``); everything below about time and deadlines is the training sweep.
+
 A point is the spec with ``hardware.gpu``/``hardware.gpus`` (and the priced clouds) replaced;
 it is sized, planned and priced exactly as ``podplan plan`` would. Time is the plan's
 wall-clock for the training run(s) (failures, restarts and checkpoints included); $ per run is
@@ -20,6 +23,13 @@ from generator.spec.load import LoadedSpec
 from generator.spec.models import Spec
 from generator.spec.site import Cloud
 from generator.sweep.grid import SweepGrid
+from generator.sweep.serving import (
+    is_serving_only,
+    served_tokens_per_s,
+    serving_fields,
+    sized_note,
+    usd_per_mtok,
+)
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,13 @@ class SweepPoint:
     meets_deadline: bool
     note: str = ""
     cheapest: bool = False
+    layout: str = ""
+    """Serving sweeps (``sweep.serving``): replicas x layout and batch of each workload."""
+    tpot_ms: float | None = None
+    ttft_ms: float | None = None
+    meets_slo: bool | None = None
+    usd_per_month: float | None = None
+    usd_per_mtok: float | None = None
 
 
 @dataclass(frozen=True)
@@ -50,11 +67,14 @@ class SweepResult:
     spec_file: str
     deadline_hours: float | None
     points: list[SweepPoint]
+    serving: bool = False
+    """A spec that only serves: points meet SLOs, not a deadline (``sweep.serving``)."""
 
     @property
     def ranked_by(self) -> str:
-        """``usd_per_run``, or ``capex_usd`` when no cloud is priced."""
-        return ranking(self.points)
+        """``usd_per_run`` (``usd_per_mtok`` serving), or ``capex_usd`` when no cloud is
+        priced."""
+        return ranking(self.points, self.serving)
 
     @property
     def best(self) -> SweepPoint | None:
@@ -64,9 +84,10 @@ class SweepResult:
 
 def _variant(loaded: LoadedSpec, gpu: str, gpus: int, clouds: tuple[str, ...] | None
              ) -> LoadedSpec:
+    """The spec at one point (``gpus`` 0: sized by the workloads, a serving sweep's default)."""
     spec = loaded.spec
     update: dict[str, object] = {
-        "hardware": spec.hardware.model_copy(update={"gpu": gpu, "gpus": gpus}),
+        "hardware": spec.hardware.model_copy(update={"gpu": gpu, "gpus": gpus or None}),
     }
     if clouds is not None:
         update["provisioning"] = spec.provisioning.model_copy(
@@ -91,15 +112,27 @@ def _points(loaded: LoadedSpec, gpu: str, gpus: int, grid: SweepGrid,
     base = replace(empty, nodes=len(plan.nodes_with_role("compute")), time_hours=hours,
                    capex_usd=bom.capex_usd, it_kw=plan.power.it_kw, fits=fits,
                    meets_deadline=on_time, note=note)
-    costs = sorted(bom.cloud, key=lambda c: (c.usd_per_run, c.provider))
+    served = 0.0
+    if is_serving_only(variant.spec):  # no run to time: the SLOs are its target
+        fields = serving_fields(plan.sizing)
+        base = replace(base, gpus=sum(i.gpus for i in plan.sizing.inference), time_hours=None,
+                       meets_deadline=fits and fields["meets_slo"] is not False,
+                       note="; ".join(filter(None, [note, sized_note(plan.sizing)])),
+                       **fields)  # type: ignore[arg-type]
+        served = served_tokens_per_s(variant.spec, plan.sizing)
+    costs = sorted(bom.cloud, key=lambda c: (c.usd_per_month if served else c.usd_per_run,
+                                             c.provider))
     if grid.clouds is None:
         costs = costs[:1]
     if not costs:
         why = (f"no priced cloud offers {gpu}" if variant.spec.provisioning.clouds
                else "no cloud to price (provisioning.clouds is empty; try --cloud)")
         return [replace(base, note=base.note or why)]
-    return [replace(base, cloud=c.provider, instance=c.instance, usd_per_run=c.usd_per_run,
-                    usd_per_hour=c.usd_per_hour) for c in costs]
+    return [replace(base, cloud=c.provider, instance=c.instance,
+                    usd_per_run=None if served else c.usd_per_run, usd_per_hour=c.usd_per_hour,
+                    usd_per_month=c.usd_per_month if served else None,
+                    usd_per_mtok=usd_per_mtok(c.usd_per_month, served) if served else None)
+            for c in costs]
 
 
 def _fits(sizing: SizingResult, gpus: int) -> tuple[bool, str]:
@@ -118,13 +151,15 @@ def _fits(sizing: SizingResult, gpus: int) -> tuple[bool, str]:
     return True, ""
 
 
-def ranking(points: list[SweepPoint]) -> str:
-    """What "cheapest" compares: $ per run when any point has a cloud price, else capex."""
-    return "usd_per_run" if any(p.usd_per_run is not None for p in points) else "capex_usd"
+def ranking(points: list[SweepPoint], serving: bool = False) -> str:
+    """What "cheapest" compares: $ per run ($ per million output tokens when serving) when
+    any point has a cloud price, else capex."""
+    key = "usd_per_mtok" if serving else "usd_per_run"
+    return key if any(getattr(p, key) is not None for p in points) else "capex_usd"
 
 
-def _mark_cheapest(points: list[SweepPoint]) -> list[SweepPoint]:
-    key = ranking(points)
+def _mark_cheapest(points: list[SweepPoint], serving: bool = False) -> list[SweepPoint]:
+    key = ranking(points, serving)
     good = [p for p in points if p.meets_deadline and getattr(p, key) is not None]
     if not good:
         return points
@@ -133,17 +168,11 @@ def _mark_cheapest(points: list[SweepPoint]) -> list[SweepPoint]:
 
 
 def check_sweepable(loaded: LoadedSpec) -> None:
-    """Refuse a spec with nothing to sweep before its options are read (a serving-only spec
-    was first told it needs --gpus, then, with --gpus, that it cannot be swept)."""
-    if not loaded.spec.training:
-        raise PodplanError(
-            "sweep compares training runs (time and $ per run); this spec has only inference "
-            "workloads", loaded.path,
-            [Problem(path="workloads", message="no training workload to time",
-                     hint="a serving cluster is sized by its SLOs, not swept: set "
-                          "hardware.gpu to each type and compare `podplan size` (GPUs, "
-                          "latency) and `podplan bom` (capex, cloud $/month); `size` also "
-                          "names the GPU type or precision that would meet a missed SLO")])
+    """Refuse a spec with nothing to sweep before its options are read: one with no
+    workload at all (a serving-only spec is swept over GPU types, ``sweep.serving``)."""
+    if not loaded.spec.training and not loaded.spec.inference:
+        raise PodplanError("sweep compares workloads; this spec has none", loaded.path,
+                           [Problem(path="workloads", message="no workload to size")])
 
 
 def run_sweep(loaded: LoadedSpec, grid: SweepGrid, catalog: Catalog | None = None
@@ -155,5 +184,6 @@ def run_sweep(loaded: LoadedSpec, grid: SweepGrid, catalog: Catalog | None = Non
     for gpu in grid.gpu_types:
         for gpus in grid.gpus:
             points += _points(loaded, gpu, gpus, grid, cat)
-    return SweepResult(loaded.spec.name, loaded.path, grid.deadline_hours,
-                       _mark_cheapest(points))
+    serving = is_serving_only(loaded.spec)
+    return SweepResult(loaded.spec.name, loaded.path, None if serving else grid.deadline_hours,
+                       _mark_cheapest(points, serving), serving)

@@ -60,14 +60,15 @@ def test_bad_options_exit_2_with_a_located_message(args: list[str], needle: str)
     assert "Traceback" not in r.stderr
 
 
-@pytest.mark.parametrize("args", [["--gpus", "16"], []])
-def test_inference_only_spec_is_refused(args: list[str]) -> None:
-    # without --gpus it was first told to give --gpus, then refused for being serving-only
-    r = run_cli("sweep", "examples/llama31-70b-chat.yaml", *args)
-    assert r.returncode == 2 and "only inference workloads" in r.stderr
-    assert ("hint: a serving cluster is sized by its SLOs, not swept: set hardware.gpu to "
-            "each type and compare `podplan size` (GPUs, latency) and `podplan bom` (capex, "
-            "cloud $/month)") in r.stderr
+def test_a_serving_only_spec_compares_every_gpu_the_server_takes() -> None:
+    # it was refused ("a serving cluster is sized by its SLOs, not swept")
+    r = run_cli("sweep", "examples/llama31-70b-chat.yaml")
+    assert r.returncode == 0, r.stderr
+    assert [next(w for w in line.split() if "-sxm-" in w)
+            for line in r.stdout.splitlines()[2:5]] == [
+        "h100-sxm-80gb", "h200-sxm-141gb", "a100-sxm-80gb"]
+    assert ("Cheapest point (per million output tokens) that fits and meets the latency SLOs: 4 "
+            "× H200 SXM 141GB (1 node; 4 x TP1 PP1 b139)") in r.stdout
 
 
 def test_spec_without_a_fixed_size_needs_gpus() -> None:
