@@ -37,7 +37,7 @@ def without_slo_text(w: InferenceEstimate) -> str:
     """``; 32 GPUs at TPOT <= 71.2 ms ...; 16 GPUs with the SLOs set aside ...`` or nothing."""
     out = ""
     if (n := w.near_slo) is not None:
-        out += (f"; {n.gpus:,} GPUs serve the load at {_slo_text(n)} (10 % past the nearest "
+        out += (f"; {n.gpus:,} GPUs serve the load at {slo_text(n)} (10 % past the nearest "
                 f"reach, batch {n.batch})")
     if (f := w.without_slo) is not None:
         out += (f"; {f.gpus:,} with the SLOs set aside (batch {f.batch}: TPOT "
@@ -45,7 +45,8 @@ def without_slo_text(w: InferenceEstimate) -> str:
     return out
 
 
-def _slo_text(o: ServingOption) -> str:
+def slo_text(o: ServingOption) -> str:
+    """``TPOT <= 71.5 ms, TTFT <= 3000 ms``: the SLOs an eased sizing meets."""
     parts = [] if o.tpot_slo_ms is None else [f"TPOT <= {o.tpot_slo_ms:g} ms"]
     parts += [] if o.ttft_slo_ms is None else [f"TTFT <= {o.ttft_slo_ms:g} ms"]
     return ", ".join(parts)
@@ -202,7 +203,7 @@ def inference_block(i: InferenceEstimate) -> list[str]:
     lines.append(_kv("latency SLO", slo))
     if i.near_slo is not None:
         lines.append(_kv("SLOs eased 10 %", f"{option_text(i.near_slo)}  [under "
-                         f"{_slo_text(i.near_slo)}: 10 % past the nearest reach]"))
+                         f"{slo_text(i.near_slo)}: 10 % past the nearest reach]"))
     if i.without_slo is not None:
         lines.append(_kv("without the SLOs", option_text(i.without_slo)))
     if i.seed is not None and i.seed.gpus is not None:

@@ -10,7 +10,7 @@ from generator.emit.report.labels import model_label
 from generator.emit.report.summary import uncertainty_text
 from generator.emit.report.tables import Cell, Column, Table, count, hours, number, plain
 from generator.plan.models import ClusterPlan
-from generator.sizing.report import option_text
+from generator.sizing.report import slo_text
 from generator.sizing.result import (
     Candidate,
     InferenceEstimate,
@@ -79,10 +79,13 @@ def _inference_table(i: InferenceEstimate) -> Table:
         [plain("Meets latency SLOs"), plain(_yes_no(i.meets_slo))],
     ]
     # the other side of an unreachable SLO (sizing.result.ServingOption)
-    for o, what in ((i.near_slo, "with the SLOs eased to 10 % past the nearest reach"),
-                    (i.without_slo, "with the SLOs set aside")):
+    for o, what in ((i.near_slo, None), (i.without_slo, "with the SLOs set aside")):
         if o is not None:
-            rows.append([plain(f"GPUs {what} ({option_text(o).split('  ', 1)[1]})"),
+            what = what or (f"with the SLOs eased to {slo_text(o)} (10 % past the nearest "
+                            "reach)")
+            rows.append([plain(f"GPUs {what}: {o.replicas} replica(s) of "
+                               f"TP{o.tp} PP{o.pp}{f' EP{o.ep}' if o.ep > 1 else ''} at batch "
+                               f"{o.batch}, TTFT {o.ttft_ms:,.0f} ms, TPOT {o.tpot_ms:.1f} ms"),
                          count(o.gpus)])
     return Table(f"wl-{i.name}", f"{i.name}: serving {i.model} on {i.engine}",
                  [Column("Figure"), Column("Value", True)], rows)
