@@ -229,7 +229,11 @@ def _report_written(update: Update) -> None:
 @verbosity
 def sweep(spec: str, gpus: str | None, gpu: str | None, cloud: str | None,
           deadline_hours: float | None, fmt: str) -> None:
-    """Plan SPEC over cluster sizes, GPU types and clouds; mark the cheapest point on time."""
+    """Plan SPEC over cluster sizes, GPU types and clouds; mark the cheapest point on time.
+
+    A spec that only serves is compared over the GPU types its server takes, each sized by
+    its latency SLOs: GPUs, TPOT/TTFT, $ per million output tokens and capex.
+    """
     from generator.sweep.command import sweep_text
 
     click.echo(sweep_text(spec, gpus, gpu, cloud, deadline_hours, fmt), nl=False)

@@ -121,6 +121,9 @@ def parse_grid(spec: Spec, catalog: Catalog, gpus: str | None, gpu: str | None,
     if points > MAX_POINTS:
         raise _fail("--gpus", f"{points} points to plan; at most {MAX_POINTS}",
                     hint="use a coarser step or fewer GPU types")
+    if deadline_hours is not None and serving:
+        raise _fail("--deadline-hours", "the spec only serves: there is no run to time",
+                    hint="a serving sweep compares GPU types by their SLOs and cost")
     if deadline_hours is not None and deadline_hours <= 0:
         raise _fail("--deadline-hours", f"{deadline_hours:g} is not a positive number of hours")
     deadline = deadline_hours

@@ -12,6 +12,7 @@ import pytest
 
 from generator import pipeline
 from generator.catalog.load import default_catalog
+from generator.errors import PodplanError
 from generator.sizing import size
 from generator.sweep.command import sweep_text
 from generator.sweep.grid import parse_grid
@@ -95,3 +96,12 @@ def test_formats_carry_the_serving_columns() -> None:
     assert '<title id="sweep-serving-t">Cost against TPOT</title>' in html
     assert not re.search(r'\b(?:src|href)="(?!#)', html)
     assert html.count("<tr>") == 1 + 3
+
+
+def test_a_deadline_is_refused_for_a_spec_that_only_serves() -> None:
+    loaded = pipeline.load_checked(CHAT, CATALOG)
+    with pytest.raises(PodplanError) as err:
+        parse_grid(loaded.spec, CATALOG, None, None, None, 3.0)
+    (problem,) = err.value.problems
+    assert (problem.path, problem.message) == (
+        "--deadline-hours", "the spec only serves: there is no run to time")
