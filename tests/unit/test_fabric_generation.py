@@ -195,3 +195,33 @@ def test_re_planning_an_hdr_cluster_with_its_lock_changes_nothing() -> None:
         again = plan_for(nodes, default_catalog(), relock(first), hardware=DGX_A100)[1]
         assert lock_text(again) == lock_text(first), nodes
         assert again.fabric.scalable_units == first.fabric.scalable_units
+
+
+def test_every_servers_fabric_nic_names_its_infiniband_generation() -> None:
+    """The switch is chosen by the NIC's ``ib_generation``: no server may leave it to a
+    default guess."""
+    pc = PlanCatalog(default_catalog())
+    for server in pc.servers.values():
+        assert pc.nics[server.east_west_nic].ib_generation in ("HDR", "NDR"), server.id
+    for sw in pc.switches.values():
+        assert (sw.ib_generation is not None) == (sw.kind == "infiniband"), sw.id
+
+
+def test_a_nic_at_another_rate_than_the_switch_is_refused() -> None:
+    """An NDR200 adapter (200G on a 400G NDR port) would need splitters: a located error."""
+    pc = PlanCatalog(default_catalog())
+    server = pc.servers["xe9680"].model_copy(update={"east_west_nic": "cx7-qsfp112-2x200"})
+    nics = dict(pc.nics)
+    nics["cx7-qsfp112-2x200"] = nics["cx7-qsfp112-2x200"].model_copy(
+        update={"ib_generation": "NDR"})
+    pc.nics = nics
+    with pytest.raises(PodplanError) as exc:
+        fabric_parts(pc, server, None)
+    (problem,) = exc.value.problems
+    assert problem.path == "hardware.server" and "200 Gb/s per port" in problem.message
+
+
+def test_a_full_hdr_su_notes_the_20_to_19_uplink_trade() -> None:
+    g = _graph(20, sm=2)
+    assert g.stolen == 1  # one leaf-spine link frees a port on each end
+    assert any("(20:19)" in n and "(19 nodes)" in n for n in g.notes)

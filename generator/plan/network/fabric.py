@@ -264,12 +264,13 @@ def _attach_subnet_manager(
         taken.add(sw)
         graph.sm_links.append((pending.pop(0), sw, port))
     if graph.stolen:
+        half = radix // 2
         graph.notes.append(
             f"Every fabric port is taken by nodes and inter-switch links, so {graph.stolen} "
             "inter-switch link(s) give way to the subnet-manager ports: the two switches of "
-            "such a link have one uplink fewer than node ports (32:31), which costs little "
-            "bandwidth. The DGX SuperPOD RA does the opposite and gives up a node slot in SU1 "
-            "(31 nodes) for the UFM connection."
+            f"such a link have one uplink fewer than node ports ({half}:{half - 1}), which "
+            "costs little bandwidth. The DGX SuperPOD RA does the opposite and gives up a "
+            f"node slot in SU1 ({half - 1} nodes) for the UFM connection."
         )
 
 

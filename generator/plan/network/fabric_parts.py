@@ -83,7 +83,28 @@ def fabric_parts(pc: PlanCatalog, server: Server, pinned: str | None) -> FabricP
         switch = next((s for s in fits if not s.managed), fits[0])
     else:
         switch = _pinned(pc, pinned, gen, server, node_nic, allowed)
+    if node_nic.port_speed_gbps != switch.port_speed_gbps:
+        raise _rate_mismatch(server, node_nic, switch)
     return FabricParts(switch, node_nic, _host_hca(pc, gen, node_nic))
+
+
+def _rate_mismatch(server: Server, nic: NicModel, switch: SwitchModel) -> PodplanError:
+    """A NIC of the switch's generation at another port rate (NDR200 on a 400G NDR port):
+    it takes a splitter per switch cage, which podplan does not design."""
+    return PodplanError(
+        "the GPU nodes' fabric NIC runs at another rate than the fabric switch's ports",
+        problems=[
+            Problem(
+                path="hardware.server",
+                message=(
+                    f"{server.name}: {nic.name} runs {nic.port_speed_gbps} Gb/s per port, "
+                    f"{switch.name} {switch.port_speed_gbps} Gb/s; joining them takes splitter "
+                    "cables (one switch port to two NICs), which podplan does not design"
+                ),
+                hint="choose a server whose fabric NIC matches an InfiniBand switch's rate",
+            )
+        ],
+    )
 
 
 def _pinned(
