@@ -225,3 +225,26 @@ def test_a_full_hdr_su_notes_the_20_to_19_uplink_trade() -> None:
     g = _graph(20, sm=2)
     assert g.stolen == 1  # one leaf-spine link frees a port on each end
     assert any("(20:19)" in n and "(19 nodes)" in n for n in g.notes)
+
+
+def test_an_unknown_fabric_switch_is_refused_at_the_spec_with_a_did_you_mean(
+    tmp_path: Any,
+) -> None:
+    from generator import pipeline
+
+    spec = tmp_path / "a100.yaml"
+    spec.write_text(
+        "name: a100\nworkloads:\n  - {name: ft, kind: lora, model: llama2-7b, steps: 10}\n"
+        "hardware: {server: dgx-a100, gpu: a100-sxm-80gb, gpus: 16}\n"
+        "fabric:\n  switch: qm879\n", encoding="utf-8")
+    with pytest.raises(PodplanError) as exc:
+        pipeline.load_checked(str(spec))
+    (problem,) = exc.value.problems
+    assert (problem.path, problem.line) == ("fabric.switch", 6)
+    assert problem.hint and "qm8790" in problem.hint
+
+
+def test_a_pinned_managed_hdr_switch_is_used_and_said() -> None:
+    plan = _plan(40, DGX_A100, fabric={"switch": "qm8700"})
+    assert {s.model for s in plan.switches if s.network == "compute"} == {"qm8700"}
+    assert any("QM8700 has an on-board subnet manager" in n for n in plan.fabric.design_notes)

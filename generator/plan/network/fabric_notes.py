@@ -157,6 +157,9 @@ def _common_notes(
     """Rails, subnet manager, stolen links and media: whatever decided the shape."""
     notes = []
     switch = g.switch_model.upper()
+    managed = parts is not None and parts.switch.managed
+    how = (f"{switch} has an on-board subnet manager (MLNX-OS), which podplan leaves off: "
+           if managed else f"{switch} is externally managed: ")
     nic = NIC_WORDS.get(parts.generation if parts is not None else "NDR", "InfiniBand HCA")
     if s.rails < 8:
         notes.append(
@@ -167,7 +170,7 @@ def _common_notes(
     if spec.fabric.subnet_manager.value == "ufm":
         extra = len(mgmt.ufm) - 2
         notes.append(
-            f"{switch} is externally managed: a UFM Enterprise HA pair runs the subnet manager"
+            how + "a UFM Enterprise HA pair runs the subnet manager"
             + (
                 f", with {extra} SM-only UFM appliances as external standby SMs"
                 if extra > 0
@@ -177,7 +180,7 @@ def _common_notes(
         )
     else:
         notes.append(
-            f"{switch} is externally managed: opensm runs on the head nodes (master on "
+            how + "opensm runs on the head nodes (master on "
             f"{mgmt.heads[0]}, standby on {mgmt.heads[1]}), each with one {nic} port on "
             f"the fabric ({sm_where})."
         )
