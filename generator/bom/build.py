@@ -67,7 +67,7 @@ def _compute_part(plan: ClusterPlan, book: PriceBook, model: str, item_id: str) 
     """The compute line's name: system, GPUs, fabric NICs and configuration."""
     node = next(n for n in plan.nodes if n.model == model and n.role in ("compute", "spare"))
     item = book.get(item_id)
-    name, rate = book.servers.get(model, (model, 0.0))
+    name, _ = book.servers.get(model, (model, 0.0))
     base = re.split(r",| \(", item.name, maxsplit=1)[0] if item else name
     rails = plan.fabric.rails
     gpu_name = model_label(node.gpu or "")
@@ -75,12 +75,6 @@ def _compute_part(plan: ClusterPlan, book: PriceBook, model: str, item_id: str) 
     if not rails:
         return text + ", no GPU-fabric NICs"
     nic = book.nics.get(plan.east_west_nic, plan.east_west_nic)
-    if rate and book.nic_gbps.get(plan.east_west_nic, rate) > rate:
-        # DGX A100: 8x ConnectX-6 HDR 200G, which the catalog has no parts for; the line named
-        # 8x ConnectX-7 400G NDR and the fabric was cabled with NDR optics, silently
-        nic = (f"{rate:g} Gb/s fabric NICs (no catalog parts at that rate: the compute "
-               f"fabric lines are {book.nic_gbps[plan.east_west_nic]}G parts, as for {nic}; "
-               "re-quote them)")
     share = "one per GPU" if rails == node.gpus else f"one per {node.gpus // rails} GPUs"
     config = DELL_CONFIGS.get(model, {}).get(rails)
     how = "built in" if plan.east_west_built_in else "on their own line"
@@ -175,9 +169,9 @@ def _nic_lines(plan: ClusterPlan, book: PriceBook) -> list[BomLine]:
             )
         )
     if in_heads:
-        out.append(
-            make_line(book, "compute fabric", NIC_ID, in_heads, part=f"{name} (head, opensm)")
-        )
+        hca = plan.east_west_nic or NIC_ID  # the SM hosts' HCA is the nodes' (fabric_parts)
+        out.append(make_line(book, "compute fabric", hca, in_heads,
+                             part=f"{book.nics.get(hca, hca)} (head, opensm)"))
     gpu_nodes = len(plan.nodes_with_role("compute", "spare"))
     if gpu_nodes and plan.north_south_nic:
         built = plan.north_south_built_in

@@ -62,18 +62,20 @@ def _types(plan: ClusterPlan) -> dict[str, str]:
 
 
 @cache
-def _panel(port: str, switch: bool) -> str:
-    """Front-panel name in the topology file: QM9790 ports as P<n>, hosts as mlx5_<r>/P1."""
+def _panel(port: str, switch: bool, per_cage: int = 2) -> str:
+    """Front-panel name in the topology file: switch ports as P<n> (QM9790 ``17/2`` is
+    P34, two ports per cage; QM8790 ``17/1`` is P17), hosts as mlx5_<r>/P1."""
     if switch:
         cage, sub = port.split("/")
-        return f"P{(int(cage) - 1) * 2 + int(sub)}"
+        return f"P{(int(cage) - 1) * per_cage + int(sub)}"
     return f"{port if port.startswith('mlx5_') else 'mlx5_0'}/P1"
 
 
 def topology(plan: ClusterPlan) -> str:
     """IBDM topology file: every IB link once, under the section of its switch end."""
     links = ib_links(plan)
-    switches = {s.name for s in plan.switches if s.network == "compute"}
+    per_cage = {s.name: s.ports_per_cage for s in plan.switches if s.network == "compute"}
+    switches = set(per_cage)
     types = _types(plan)
     sections: dict[str, list[str]] = {s.name: [] for s in plan.switches if s.network == "compute"}
     for lk in links:
@@ -84,7 +86,8 @@ def topology(plan: ClusterPlan) -> str:
             else (lk.b, lk.b_port, lk.a, lk.a_port)
         )
         sections[local].append(
-            f"   {_panel(lp, True)} -4x-> {types[remote]} {remote} {_panel(rp, remote in switches)}"
+            f"   {_panel(lp, True, per_cage[local])} -4x-> {types[remote]} {remote} "
+            f"{_panel(rp, remote in switches, per_cage.get(remote, 2))}"
         )
     out = [commented_header(plan.spec_file).rstrip("\n")]
     for sw, lines in sections.items():
@@ -98,19 +101,20 @@ def ibnl_definitions(plan: ClusterPlan) -> dict[str, str]:
     links = ib_links(plan)
     switch_names = {s.name for s in plan.switches if s.network == "compute"}
     hca_ports: dict[str, set[str]] = {}
-    switch_types: set[str] = set()
+    switch_types: dict[str, int] = {}
+    radix = {s.name: s.ports for s in plan.switches}
     types = _types(plan)
     for lk in links:
         for dev, port in ((lk.a, lk.a_port), (lk.b, lk.b_port)):
             t = types[dev]
             if dev in switch_names:
-                switch_types.add(t)
+                switch_types[t] = radix[dev]
             else:
                 hca_ports.setdefault(t, set()).add(_panel(port, False))
     out = {}
-    for t in sorted(switch_types):
-        body = [f"TOPSYSTEM {t}", "", f"NODE SW 64 {t} U1"]
-        body += [f"   {i} -> P{i}" for i in range(1, 65)]
+    for t, k in sorted(switch_types.items()):
+        body = [f"TOPSYSTEM {t}", "", f"NODE SW {k} {t} U1"]
+        body += [f"   {i} -> P{i}" for i in range(1, k + 1)]
         out[t] = "\n".join(body) + "\n"
     for t, ports in sorted(hca_ports.items()):
         body = [f"TOPSYSTEM {t}"]

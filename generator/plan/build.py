@@ -42,8 +42,9 @@ from generator.plan.network import addressing
 from generator.plan.network.address_table import AddressTable, assign_addresses
 from generator.plan.network.fabric import build_fabric, shape_fabric
 from generator.plan.network.fabric_need import fabric_absence
+from generator.plan.network.fabric_parts import fabric_parts
 from generator.plan.network.inband import plan_inband
-from generator.plan.parts import IB_MODEL, Parts
+from generator.plan.parts import Parts
 from generator.plan.reliability import failure_stats, plan_reliability, reliability_note
 from generator.plan.scheduler import plan_scheduler
 from generator.plan.storage import plan_storage
@@ -93,12 +94,13 @@ def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog, lock: Lock | None
     gpu = pc.gpus[spec.hardware.gpu]
     stats = failure_stats(pc)
     nodes = plan_compute(spec, sizing, stats)
-    ib = pc.switches[IB_MODEL]
+    fparts = fabric_parts(pc, server, spec.fabric.switch)
+    ib = fparts.switch
     if lock:
-        nodes = lock_names.compute(nodes, spec, lock)
+        nodes = lock_names.compute(nodes, spec, lock, ib.ports // 2)
     absent = fabric_absence(spec, server, sizing, len(nodes.compute) + len(nodes.spares), lock)
     rails = _rails(spec, server, absent)
-    mgmt = plan_management(spec, rails > 0, len(nodes.compute), pc.management)
+    mgmt = plan_management(spec, rails > 0, len(nodes.compute), pc.management, ib.ports // 2)
     if lock:
         mgmt = kept_management(mgmt, lock, pc.management, len(nodes.compute))
     sm_hosts = mgmt.subnet_manager_hosts(spec.fabric.subnet_manager.value) if rails else []
@@ -106,6 +108,7 @@ def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog, lock: Lock | None
     designed = len(fabric_nodes) + spec.fabric.growth_nodes
     shape = kept_shape(shape_fabric(designed, rails, ib.ports, len(sm_hosts)), lock)
     graph = build_fabric(shape, fabric_nodes, sm_hosts)
+    graph.switch_model = ib.id
     # the service address sits at a fixed offset from the base, which sizing never moves
     nfs = addressing.Pool(spec.network.frontend_cidr, "network.frontend_cidr", 0).text(
         addressing.SERVICE_OFFSET
@@ -136,6 +139,7 @@ def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog, lock: Lock | None
         oob_agg,
         lock,
         absent,
+        fparts,
     )
 
 

@@ -40,6 +40,8 @@ class SwitchModel(PlanItem):
 
     vendor: str
     kind: Literal["infiniband", "ethernet"]
+    ib_generation: Literal["HDR", "NDR"] | None = None
+    """InfiniBand generation of the ports (HDR 200 Gb/s, NDR 400 Gb/s); None for Ethernet."""
     managed: bool
     rack_units: int
     ports: int
@@ -110,6 +112,15 @@ class NicModel(PlanItem):
     ports: int
     port_speed_gbps: int
     cage: str
+    ib_generation: Literal["HDR", "NDR"] | None = None
+    """InfiniBand generation the adapter runs at full rate; None for Ethernet-only NICs."""
+    fabric_cage: str | None = None
+    """The cage type the cabling sees when it differs from ``cage`` (a ConnectX-7 OSFP card
+    has a riding heat sink: ``OSFP-RHS``, flat-top plugs only)."""
+
+    @property
+    def cable_cage(self) -> str:
+        return self.fabric_cage or self.cage
 
 
 class PduModel(BaseModel):

@@ -23,10 +23,10 @@ from generator.plan.lock.racks import floor_positions
 from generator.plan.models import Addresses, Link, Node, Switch
 from generator.plan.network import cabling, ethernet
 from generator.plan.network.address_table import AddressTable
-from generator.plan.network.fabric import SU_NODES, reserved_ports, switch_port
+from generator.plan.network.fabric import reserved_ports, switch_port
 from generator.plan.network.media import RawLink, choose_media
 from generator.plan.network.side_networks import OOB_UPLINK_PORTS
-from generator.plan.parts import IB_MODEL, Parts
+from generator.plan.parts import Parts
 from generator.plan.storage import STORAGE_MODEL
 
 _Addresses = builder(Addresses)
@@ -59,7 +59,8 @@ def build_nodes(p: Parts, a: AddressTable) -> list[Node]:
     """Every server with its role, model, rack position and addresses."""
     place = placements(p)
     su = p.graph.node_su
-    slot = {n: i % SU_NODES + 1 for i, n in enumerate(p.nodes.fabric_slots) if n}
+    su_nodes = p.shape.su_nodes
+    slot = {n: i % su_nodes + 1 for i, n in enumerate(p.nodes.fabric_slots) if n}
     gpus = p.sizing.gpus_per_node
     gpu = p.spec.hardware.gpu
     server = p.server.id
@@ -104,7 +105,7 @@ def build_nodes(p: Parts, a: AddressTable) -> list[Node]:
 def switch_models(p: Parts) -> dict[str, tuple[SwitchModel, str, str]]:
     """Every switch name -> (model, network, tier), in the plan's switch order."""
     g, fe, sw = p.graph, p.frontend, p.pc.switches
-    ib = sw[IB_MODEL]
+    ib = sw[g.switch_model]
     leaf_m, spine_m = sw[ethernet.LEAF_MODEL], sw[ethernet.SPINE_MODEL]
     out: dict[str, tuple[SwitchModel, str, str]] = {}
     out.update({n: (ib, "compute", "leaf") for n in g.leaf_names})
@@ -144,6 +145,7 @@ def build_switches(p: Parts, a: AddressTable) -> list[Switch]:
                 power_kw=d.power_kw,
                 typical_kw=model.typical_kw,
                 mgmt_address=a.oob.get(name),
+                ports_per_cage=model.ports_per_cage,
             )
         )
     return out
@@ -213,8 +215,10 @@ def raw_links(p: Parts) -> list[RawLink]:
     def switch_cage(sw: str, port: int) -> str:
         return models[sw][0].cage_of_port(port).cage
 
+    hca_cage = p.fabric.host_hca.cable_cage if p.fabric else "OSFP-RHS"
+
     def node_cage(dev: str) -> str:
-        return p.server.east_west_cage if roles[dev] in ("compute", "spare") else "OSFP-RHS"
+        return p.server.east_west_cage if roles[dev] in ("compute", "spare") else hca_cage
 
     def host_cage(dev: str) -> str:
         role = roles[dev]
@@ -222,8 +226,10 @@ def raw_links(p: Parts) -> list[RawLink]:
             return ns_nic.cage
         return st.frontend_cage if role == "storage" else head_nic.cage
 
-    ib = pc.switches[IB_MODEL]
-    out = cabling.fabric_raw(p.graph, node_cage, ib.ports_per_cage)
+    ib = pc.switches[p.graph.switch_model]
+    out = cabling.fabric_raw(
+        p.graph, node_cage, ib.ports_per_cage, ib.port_speed_gbps, ib.cage_type
+    )
     def nic_field(dev: str) -> str:
         return "ethernet.north_south_nic" if roles[dev] in ("compute", "spare") else ""
 
@@ -271,7 +277,7 @@ def build_links(p: Parts, floor: Floor) -> list[Link]:
     raws = raw_links(p)
     if p.lock is not None:
         models = {name: m for name, (m, _, _) in switch_models(p).items()}
-        ib = p.pc.switches[IB_MODEL]
+        ib = p.pc.switches[p.graph.switch_model]
         reserved = frozenset(
             (leaf, switch_port(port, ib.ports_per_cage))
             for leaf, port in reserved_ports(p.graph, p.nodes.fabric_slots)

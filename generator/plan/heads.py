@@ -48,11 +48,18 @@ def pick_tier(tiers: dict[str, ManagementTier], compute_nodes: int) -> Managemen
 
 
 def plan_management(
-    spec: Spec, fabric: bool, compute_nodes: int, tiers: dict[str, ManagementTier]
+    spec: Spec,
+    fabric: bool,
+    compute_nodes: int,
+    tiers: dict[str, ManagementTier],
+    su_nodes: int = SU_NODES,
 ) -> Management:
-    """Names and models of the heads, service nodes, login nodes and UFM appliances."""
+    """Names and models of the heads, service nodes, login nodes and UFM appliances.
+
+    ``su_nodes``: the fabric's scalable-unit size (half the switch radix: 32 NDR, 20 HDR),
+    which the service-node and external-SM rules count in."""
     tier = pick_tier(tiers, compute_nodes)
-    sus = math.ceil(compute_nodes / SU_NODES) if compute_nodes else 0
+    sus = math.ceil(compute_nodes / su_nodes) if compute_nodes else 0
     heads = [f"head{i:02d}" for i in range(1, tier.heads + 1)]
     n_service = 0
     if tier.service_nodes:

@@ -80,6 +80,12 @@ class Switch(Frozen):
     power_kw: float
     typical_kw: float = 0.0
     mgmt_address: str | None = Field(default=None, description="OOB management address.")
+    ports_per_cage: int = Field(
+        default=2, exclude=True,
+        description="Front-panel ports per cage (2: twin-port OSFP, QM9790; 1: QSFP56, "
+                    "QM8790), for front-panel port numbers; implied by the model, so not "
+                    "written to plan.yaml.",
+    )
 
 
 LinkNetwork = Literal["compute", "frontend", "storage", "oob", "site"]

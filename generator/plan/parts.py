@@ -20,6 +20,7 @@ from generator.plan.lock.model import Lock
 from generator.plan.models import StoragePlan
 from generator.plan.network.ethernet import FrontendGraph
 from generator.plan.network.fabric import FabricGraph, FabricShape
+from generator.plan.network.fabric_parts import FabricParts
 from generator.plan.network.side_networks import SideNet
 from generator.sizing.result import SizingResult
 from generator.spec.models import Spec
@@ -49,3 +50,5 @@ class Parts:
     lock: Lock | None = None
     fabric_absent: tuple[str, str] | None = None
     """(short reason, design note) when no compute fabric is bought (``fabric_need``)."""
+    fabric: FabricParts | None = None
+    """The fabric's switch model, node NIC and subnet-manager HCA (``fabric_parts``)."""

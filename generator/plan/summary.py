@@ -11,7 +11,7 @@ from generator.plan.compute import whole_server_note
 from generator.plan.models import FabricSummary, Link, PowerSummary, Rack
 from generator.plan.network import ethernet
 from generator.plan.network.fabric_notes import design_notes
-from generator.plan.parts import IB_MODEL, Parts
+from generator.plan.parts import Parts
 from generator.spec.models import Spec
 
 BTU_PER_KW = 3412.142
@@ -63,10 +63,10 @@ def fabric_summary(p: Parts) -> FabricSummary:
     """Counts of the compute fabric's switches and links, with the reasoning behind its shape."""
     g, s = p.graph, p.shape
     return FabricSummary(
-        switch_model=IB_MODEL.upper() if s.rails else "none",
+        switch_model=g.switch_model.upper() if s.rails else "none",
         tiers=s.tiers,
         rails=s.rails,
-        su_nodes=32,
+        su_nodes=s.su_nodes,
         scalable_units=s.scalable_units,
         designed_nodes=s.designed_nodes,
         leaf_switches=len(g.leaf_names),
@@ -79,7 +79,7 @@ def fabric_summary(p: Parts) -> FabricSummary:
         subnet_manager=p.spec.fabric.subnet_manager.value,
         design_notes=design_notes(
             p.shape, p.graph, p.spec, len(p.nodes.compute), len(p.nodes.spares), p.mgmt,
-            p.fabric_absent,
+            p.fabric_absent, p.fabric,
         ),
         absent_because=p.fabric_absent[0] if p.fabric_absent else "",
     )

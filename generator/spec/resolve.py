@@ -98,6 +98,17 @@ def _ethernet_problems(loaded: LoadedSpec, catalog: Catalog) -> list[Problem]:
     return [_unknown(loaded, ("ethernet", "north_south_nic"), "NIC", nic, nics)]
 
 
+def _fabric_switch_problems(loaded: LoadedSpec, catalog: Catalog) -> list[Problem]:
+    """``fabric.switch`` names a catalog InfiniBand switch (whether it fits the nodes' NIC
+    generation is checked by the plan: ``plan/network/fabric_parts``)."""
+    switch = loaded.spec.fabric.switch
+    items = catalog.raw("switches")["items"]
+    ib = [k for k, v in items.items() if v.get("kind") == "infiniband"]
+    if switch is None or switch in ib:
+        return []
+    return [_unknown(loaded, ("fabric", "switch"), "InfiniBand switch", switch, ib)]
+
+
 def prices_path(loaded: LoadedSpec) -> Path | None:
     """The price-book override, resolved relative to the spec file."""
     if loaded.spec.prices is None:
@@ -153,6 +164,7 @@ def check_references(loaded: LoadedSpec, catalog: Catalog) -> None:
         *_model_problems(loaded, catalog),
         *_hardware_problems(loaded, catalog),
         *_ethernet_problems(loaded, catalog),
+        *_fabric_switch_problems(loaded, catalog),
         *_prices_problems(loaded),
         *_site_calibration_problems(loaded),
     ]

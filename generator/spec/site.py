@@ -149,6 +149,15 @@ class FabricSpec(SpecModel):
     subnet_manager: SubnetManager = Field(
         default=SubnetManager.ufm, description="ufm (UFM appliance) | opensm (on the head nodes)."
     )
+    switch: str | None = Field(
+        default=None,
+        description=(
+            "Catalog id of the InfiniBand fabric switch (qm9790, qm9700, qm8790, qm8700); "
+            "default: the externally managed switch of the GPU node's NIC generation (NDR "
+            "ConnectX-7: QM9790; HDR ConnectX-6, DGX A100: QM8790). A switch of another "
+            "generation than the nodes' NICs is refused."
+        ),
+    )
 
 
 def _cidr(value: str) -> str:

@@ -98,3 +98,26 @@ def test_group_vars_hold_no_node_lists(example: Path) -> None:
     assert sum(len(text) for text in group_vars.values()) < GROUP_VARS_LIMIT_BYTES, {
         path: len(text) for path, text in group_vars.items()
     }
+
+
+def test_an_hdr_dgx_a100_inventory_groups_nodes_by_scalable_units_of_20(tmp_path: Path) -> None:
+    """The real ansible-inventory on a 45-node DGX A100 plan: its HDR fabric has SUs of 20
+    (DGX A100 SuperPOD RA), so Slurm's topology groups are 20 + 20 + 5 nodes, not 32 + 13,
+    and every node carries its 8 HDR rails."""
+    spec = tmp_path / "a100.yaml"
+    spec.write_text(
+        "name: a100-hdr\nworkloads:\n  - {name: ft, kind: lora, model: llama2-7b, steps: 10}\n"
+        "hardware: {server: dgx-a100, gpu: a100-sxm-80gb, gpus: 360}\n", encoding="utf-8")
+    loaded = pipeline.load_checked(str(spec))
+    write_tree(tmp_path, pipeline.outputs(loaded).files)
+    plan = pipeline.plan(loaded)
+    assert plan.fabric.switch_model == "QM8790" and plan.fabric.su_nodes == 20
+    inv = ansible_inventory(tmp_path / "inventories" / plan.name)
+    su = {sw.switch: set(sw.nodes) for sw in plan.scheduler.topology if sw.nodes}
+    assert sorted(len(v) for v in su.values()) == [5, 20, 20]
+    assert {name: group_hosts(inv, f"slurm_switch_{name}") for name in su} == su
+    hostvars = inv["_meta"]["hostvars"]
+    first = sorted(su["su1"])[0]
+    assert [r["device"] for r in hostvars[first]["fabric_rails"]] == [
+        f"mlx5_{r}" for r in range(8)]
+    assert len(hostvars[first]["podplan_fabric_addresses"]) == 8

@@ -26,6 +26,9 @@ CASES = {
     "dell8-config2": (8, {"hardware": {"east_west_nics_per_node": 4}}),
     "dell8-config1": (8, {}),
     "40-two-tier": (40, {"fabric": {"subnet_manager": "opensm"}}),
+    # HDR: 40-port QM8790 (one port per QSFP56 cage, ``17/1``), 2 SUs of 20 DGX A100
+    "dgx-a100-40-hdr": (40, {"hardware": {"server": "dgx-a100", "gpu": "a100-sxm-80gb",
+                                          "hot_spares": 0}}),
 }
 
 
@@ -48,7 +51,7 @@ def test_p2p_has_one_documented_row_per_ib_link(case: str) -> None:
         for side in ("A", "Z"):
             port = row[f"{side}-Port"]
             if row[f"{side}-Node Name"] in switches:
-                assert re.fullmatch(r"\d+/[12]", port), port  # QM9790 split port
+                assert re.fullmatch(r"\d+/[12]", port), port  # QM9790 split / QM8790 port
             else:
                 assert re.fullmatch(r"[1-8]", port), port  # CVT default HCA mapping
             assert row[f"{side}-Rack"].startswith("r") and int(row[f"{side}-U"]) >= 1

@@ -172,7 +172,8 @@ def test_quantity_times_unit_price_is_the_extended_price_as_printed(
 
 def test_a_dgx_a100_line_names_the_system_and_its_200g_nics(tmp_path: object) -> None:
     """The DGX A100 line read 'dgx-a100, ..., 8x NVIDIA ConnectX-7 single-port OSFP 400G'
-    while its NICs are 200 Gb/s HDR and the fabric lines below are NDR parts."""
+    while its NICs are 200 Gb/s HDR; it names the ConnectX-6 HDR it has (the fabric below is
+    HDR too: tests/unit/test_fabric_generation.py)."""
     from pathlib import Path
 
     from generator import pipeline
@@ -184,6 +185,5 @@ def test_a_dgx_a100_line_names_the_system_and_its_200g_nics(tmp_path: object) ->
     loaded = pipeline.load_checked(str(d / "a100.yaml"))
     bom = pipeline.bill_of_materials(loaded, pipeline.plan(loaded))
     (line,) = [ln for ln in bom.lines if ln.category == "compute"]
-    assert line.part.startswith("NVIDIA DGX A100 (640GB), 8x A100 SXM4 80GB, 8x 200 Gb/s "
-                                "fabric NICs (no catalog parts at that rate")
-    assert "re-quote them" in line.part
+    assert line.part.startswith("NVIDIA DGX A100 (640GB), 8x A100 SXM4 80GB, 8x NVIDIA "
+                                "ConnectX-6 VPI single-port QSFP56 200G (IB HDR")

@@ -30,9 +30,8 @@ from generator.plan.lock.racks import LockedPlacer
 from generator.plan.lock.zones import Zones, far_hosts
 from generator.plan.network import ethernet
 from generator.plan.network.ethernet import Endpoint, FrontendGraph, design_frontend
-from generator.plan.network.fabric import SU_NODES, FabricGraph
+from generator.plan.network.fabric import FabricGraph
 from generator.plan.network.side_networks import SideNet, oob_aggregation, storage_backend
-from generator.plan.parts import IB_MODEL
 from generator.plan.storage import STORAGE_MODEL
 from generator.spec.models import Spec
 
@@ -203,15 +202,16 @@ def _su_groups(
     Clusters of one partial SU keep every switch in the infrastructure racks: one group.
     ``slots``: GPU node slots (nodes and the free slots of removed ones).
     """
-    if slots <= SU_NODES:
+    su_nodes = graph.shape.su_nodes
+    if slots <= su_nodes:
         return [(compute, [])]
-    ib = pc.switches[IB_MODEL]
+    ib = pc.switches[graph.switch_model]
     leaf = pc.switches[ethernet.LEAF_MODEL]
     out = []
     by_su: dict[int, list[Device]] = {}
     for d in compute:
         by_su.setdefault(graph.node_su.get(d.name, 1), []).append(d)
-    for g in range((slots + SU_NODES - 1) // SU_NODES):
+    for g in range((slots + su_nodes - 1) // su_nodes):
         nodes = by_su.get(g + 1, [])
         net = [
             Device(n, "switch", ib.rack_units, ib.power_kw, model=ib.id)
@@ -256,14 +256,15 @@ def _endpoints(
     ]
     eps += [Endpoint(n, min(2, sm.frontend_ports_per_node), GPU_FE_GBPS) for n in storage_names]
     slots = nodes.fabric_slots
-    grouped = len(slots) > SU_NODES
+    su_nodes = graph.shape.su_nodes
+    grouped = len(slots) > su_nodes
     su_of = graph.node_su
     eps += [
         Endpoint(
             n,
             min(2, nic.ports),
             gpu_gbps,
-            (su_of.get(n) or i // SU_NODES + 1) if grouped else 0,
+            (su_of.get(n) or i // su_nodes + 1) if grouped else 0,
         )
         for i, n in enumerate(slots)
         if n
@@ -283,7 +284,7 @@ def _infra_devices(
     head = pc.servers[mgmt.head_model]
     login = pc.servers[HEAD_MODEL]
     st = pc.storage[STORAGE_MODEL]
-    ib = pc.switches[IB_MODEL]
+    ib = pc.switches[graph.switch_model]
     leaf, spine = pc.switches[ethernet.LEAF_MODEL], pc.switches[ethernet.SPINE_MODEL]
     head_cords = outlets_of(head.psu_count, head.psu_w)
     login_cords = outlets_of(login.psu_count, login.psu_w)

@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 
 from generator.plan.lock.model import Lock
 from generator.plan.lock.text import natural
-from generator.plan.network.fabric import SU_NODES, FabricShape, shape_fabric
+from generator.plan.network.fabric import FabricShape, shape_fabric
 
 _SU = re.compile(r"^ib-leaf-su(\d+)-r\d+$")
 
@@ -109,12 +109,12 @@ def _base(b: Built, fresh: FabricShape) -> FabricShape:
     """The rules' shape with at least the built leaves: ``fresh``, or on a shrink the shape
     of the built scalable units (designed for the nodes planned, so only their slots are
     held free), or of the fewest nodes that keep a collapsed fabric's rail grouping."""
-    d, k = fresh.designed_nodes, fresh.radix
-    if b.sus > 1 and math.ceil(d / SU_NODES) < b.sus:
-        return replace(shape_fabric(b.sus * SU_NODES, b.rails, k, 0), designed_nodes=d)
-    if d > SU_NODES:
+    d, k, su = fresh.designed_nodes, fresh.radix, fresh.su_nodes
+    if b.sus > 1 and math.ceil(d / su) < b.sus:
+        return replace(shape_fabric(b.sus * su, b.rails, k, 0), designed_nodes=d)
+    if d > su:
         return fresh
-    for x in range(d, SU_NODES + 1):
+    for x in range(d, su + 1):
         s = shape_fabric(x, b.rails, k, 0)
         if s.leaves == b.leaves and s.rails_per_leaf == b.rails_per_leaf:
             return s

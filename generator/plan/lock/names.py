@@ -84,8 +84,13 @@ def _removals(spec: Spec, lock: Lock) -> set[str]:
     return out
 
 
-def compute(fresh: ComputeNodes, spec: Spec, lock: Lock) -> ComputeNodes:
-    """``fresh``'s counts of compute nodes and spares, locked names kept (see module doc)."""
+def compute(
+    fresh: ComputeNodes, spec: Spec, lock: Lock, su_nodes: int = SU_NODES
+) -> ComputeNodes:
+    """``fresh``'s counts of compute nodes and spares, locked names kept (see module doc).
+
+    ``su_nodes``: nodes per scalable unit of the fabric (32 NDR, 20 HDR): a locked
+    ``(su, slot)`` is the slot ``(su - 1) x su_nodes + slot - 1``."""
     drop = _removals(spec, lock)
     n, s = len(fresh.compute), len(fresh.spares)
     locked_c = [d.name for d in lock.with_role("compute") if d.name not in drop]
@@ -101,7 +106,7 @@ def compute(fresh: ComputeNodes, spec: Spec, lock: Lock) -> ComputeNodes:
     add_c = n - len(keep_c)
     compute_names = keep_c + new[:add_c]
     spare_names = keep_s + new[add_c:]
-    slots = fabric_slots(lock, [*keep_c, *keep_s], new)
+    slots = fabric_slots(lock, [*keep_c, *keep_s], new, su_nodes)
     return ComputeNodes(compute_names, spare_names, fresh.spares_auto, slots)
 
 
@@ -112,13 +117,15 @@ def _width(lock: Lock, names: list[str]) -> int | None:
     return None
 
 
-def fabric_slots(lock: Lock, kept: list[str], new: list[str]) -> list[str | None]:
+def fabric_slots(
+    lock: Lock, kept: list[str], new: list[str], su_nodes: int = SU_NODES
+) -> list[str | None]:
     """Slot order of the GPU nodes: locked nodes at their slots, new ones in the gaps."""
     slots: dict[int, str] = {}
     loose = []
     for name in sorted(kept, key=natural):
         d = lock.devices[name]
-        slot = ((d.su or 1) - 1) * SU_NODES + d.slot - 1 if d.slot else None
+        slot = ((d.su or 1) - 1) * su_nodes + d.slot - 1 if d.slot else None
         if slot is None or slot in slots:
             loose.append(name)
         else:

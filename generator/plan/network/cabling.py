@@ -43,9 +43,11 @@ def _twin_group(sw: str, port_name: str, far_cage: str) -> tuple[str, ...]:
 
 
 def fabric_raw(
-    g: FabricGraph, node_cage: Callable[[str], str], ports_per_cage: int
+    g: FabricGraph, node_cage: Callable[[str], str], ports_per_cage: int,
+    speed: int = 400, cage: str = "OSFP",
 ) -> list[RawLink]:
-    """Node NICs, subnet-manager ports and inter-switch links of the compute fabric."""
+    """Node NICs, subnet-manager ports and inter-switch links of the compute fabric, at the
+    switch's port ``speed`` (400 NDR, 200 HDR) and in its cage type."""
     leaves = g.leaf_names
     names = ["", *(switch_port(p, ports_per_cage) for p in range(1, g.shape.radix + 1))]
     out = []
@@ -60,8 +62,8 @@ def fabric_raw(
                 nc,
                 sw,
                 pn,
-                "OSFP",
-                400,
+                cage,
+                speed,
                 0.0,
                 _twin_group(sw, pn, nc),
             )
@@ -70,14 +72,14 @@ def fabric_raw(
         pn = names[port]
         nc = node_cage(dev)
         out.append(
-            RawLink("compute", dev, "ib0", nc, sw, pn, "OSFP", 400, 0.0, _twin_group(sw, pn, nc))
+            RawLink("compute", dev, "ib0", nc, sw, pn, cage, speed, 0.0, _twin_group(sw, pn, nc))
         )
     for a, ap, b, bp in g.isl_links:  # back to back: port p to port p, cage pairs line up
         pa, pb = names[ap], names[bp]
         grp = ("pair", a, pa.split("/")[0], b, pb.split("/")[0])
-        out.append(RawLink("compute", a, pa, "OSFP", b, pb, "OSFP", 400, 0.0, grp))
+        out.append(RawLink("compute", a, pa, cage, b, pb, cage, speed, 0.0, grp))
     uplinks = [
-        RawLink("compute", a, names[ap], "OSFP", b, names[bp], "OSFP", 400, 0.0)
+        RawLink("compute", a, names[ap], cage, b, names[bp], cage, speed, 0.0)
         for a, ap, b, bp in [*g.up_links, *g.core_links]
     ]
     group_uplinks(uplinks)

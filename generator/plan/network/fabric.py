@@ -18,7 +18,10 @@ from dataclasses import dataclass, field
 
 from generator.plan.network.fabric_shape import SU_NODES, FabricShape, shape_fabric
 
+DEFAULT_SWITCH = "qm9790"
+
 __all__ = [
+    "DEFAULT_SWITCH",
     "SU_NODES",
     "FabricGraph",
     "FabricShape",
@@ -62,6 +65,8 @@ class FabricGraph:
     sm_links: list[tuple[str, str, int]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     stolen: int = 0
+    switch_model: str = DEFAULT_SWITCH
+    """Catalog id of the fabric's switches (``fabric_parts``)."""
 
     @property
     def switch_names(self) -> list[str]:
@@ -75,7 +80,7 @@ def _w(n: int) -> int:
 def _leaf_slot(shape: FabricShape, slot: int, rail: int) -> tuple[int, int]:
     """(leaf index, 1-based leaf port) of node slot ``slot``'s NIC on ``rail``."""
     if shape.su_layout:
-        su, pos = divmod(slot, SU_NODES)
+        su, pos = divmod(slot, shape.su_nodes)
         li = shape.rail_leaf[rail] if shape.rail_leaf and su == 0 else su * shape.rails + rail
         return li, pos + 1
     q = shape.rails_per_leaf
@@ -120,7 +125,7 @@ def build_fabric(
     removed node (a locked plan), whose ports stay reserved like growth slots."""
     leaf_names, leaf_rails, leaf_su = _leaf_names(shape)
     r = shape.rails
-    node_su = {name: i // SU_NODES + 1 for i, name in enumerate(fabric_nodes) if name}
+    node_su = {name: i // shape.su_nodes + 1 for i, name in enumerate(fabric_nodes) if name}
     node_links = [
         (name, rail, *_leaf_slot(shape, i, rail))
         for i, name in enumerate(fabric_nodes)
@@ -259,12 +264,13 @@ def _attach_subnet_manager(
         taken.add(sw)
         graph.sm_links.append((pending.pop(0), sw, port))
     if graph.stolen:
+        half = radix // 2
         graph.notes.append(
             f"Every fabric port is taken by nodes and inter-switch links, so {graph.stolen} "
             "inter-switch link(s) give way to the subnet-manager ports: the two switches of "
-            "such a link have one uplink fewer than node ports (32:31), which costs little "
-            "bandwidth. The DGX SuperPOD RA does the opposite and gives up a node slot in SU1 "
-            "(31 nodes) for the UFM connection."
+            f"such a link have one uplink fewer than node ports ({half}:{half - 1}), which "
+            "costs little bandwidth. The DGX SuperPOD RA does the opposite and gives up a "
+            f"node slot in SU1 ({half - 1} nodes) for the UFM connection."
         )
 
 

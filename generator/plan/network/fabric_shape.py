@@ -1,9 +1,12 @@
 """The compute fabric's shape: switch counts and wiring pattern from the node count.
 
-A rail-optimized fat tree of 64-port NDR switches (QM9790); ``fabric`` names the switches
-and wires them. Shape rules (``shape_fabric``), k = switch radix (64), SU = 32 nodes,
-R = rails = ConnectX-7 NICs per node, D = designed nodes (compute + spares +
-``fabric.growth_nodes``):
+A rail-optimized fat tree of k-port InfiniBand switches (``fabric_parts`` picks the model
+from the node NIC's generation: 64-port NDR QM9790, 40-port HDR QM8790); ``fabric`` names
+the switches and wires them. Shape rules (``shape_fabric``), k = switch radix, SU = k/2
+nodes (32 with QM9790 as in the DGX H100 SuperPOD RA; 20 with QM8790 as in the DGX A100
+SuperPOD RA, S65), R = rails = fabric NICs per node, D = designed nodes (compute + spares +
+``fabric.growth_nodes``). The figures below are for k = 64; with k = 40 every 32 is 20,
+every 64 is 40 (two tiers up to 40 leaves = 5 SUs of 8 rails, 100 nodes):
 
 * **Scalable units** (D > 32): ``ceil(D / 32)`` SUs, one leaf per rail per SU (32 node ports
   down, 32 up). The last SU is built in full, leaves and leaf-spine cables, even when it is
@@ -39,6 +42,7 @@ from dataclasses import dataclass
 from generator.errors import PodplanError, Problem
 
 SU_NODES = 32
+"""Nodes per scalable unit of the 64-port NDR fabric; a shape's own is ``su_nodes``."""
 
 
 @dataclass(frozen=True)
@@ -66,15 +70,21 @@ class FabricShape:
     the SU layout, the leaves of SU 1 (grown from such a fabric, they keep their names)."""
 
     @property
+    def su_nodes(self) -> int:
+        """Nodes per scalable unit: half the radix, one leaf port down per node per rail
+        and as many up (32 on 64-port NDR switches, 20 on 40-port HDR switches)."""
+        return self.radix // 2 if self.radix else SU_NODES
+
+    @property
     def su_layout(self) -> bool:
         """Built from full scalable units (one leaf per rail per SU); a locked fabric kept
         on a shrink may have more of them than its designed nodes need."""
-        return self.designed_nodes > SU_NODES or self.scalable_units > 1
+        return self.designed_nodes > self.su_nodes or self.scalable_units > 1
 
     @property
     def leaf_down(self) -> int:
         """Node ports per leaf (designed, incl. growth slots)."""
-        return SU_NODES if self.su_layout else self.designed_nodes * self.rails_per_leaf
+        return self.su_nodes if self.su_layout else self.designed_nodes * self.rails_per_leaf
 
     @property
     def spines(self) -> int:
@@ -126,14 +136,14 @@ def shape_fabric(designed_nodes: int, rails: int, radix: int, sm_ports: int) -> 
     d, r = designed_nodes, rails
     if r == 0 or d == 0:
         return FabricShape("none", 0, r, radix, d, 0, 0, 0, 0)
-    if d <= SU_NODES:
+    if d <= half:  # one partial scalable unit of ``half`` nodes
         g = next(g for g in _powers_of_two_dividing(r) if g >= 2 and d * r // g <= half)
         per_leaf = d * (r // g)
         if g == 2:
             return FabricShape("pair", 1, r, radix, d, 1, 2, r // g, per_leaf, 0, 1, 2)
         up, spines = _collapsed_spines(per_leaf, g, r, radix)
         return FabricShape("clos2", 2, r, radix, d, 1, g, r // g, up, spines, 1, g)
-    sus = math.ceil(d / SU_NODES)
+    sus = math.ceil(d / half)
     leaves = sus * r
     s = _smallest_divisor(half, 1, radix, leaves * half)
     if s is not None and s <= half:
