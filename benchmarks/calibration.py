@@ -45,10 +45,12 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import yaml
 
+from benchmarks.calibration_hardware import SETUP_PATH as SETUP_PATH
+from benchmarks.calibration_hardware import _hardware as _hardware
+from benchmarks.calibration_hardware import _setup as _setup
 from benchmarks.stacks import (
     ep_overlap_of,
     local_batches_of,
@@ -69,7 +71,7 @@ from generator.sizing.inference import InferenceJob
 from generator.sizing.model.arch import Architecture, from_catalog, from_inline
 from generator.sizing.model.efficiency import Efficiency
 from generator.sizing.model.flops import hardware_flops, model_flops
-from generator.sizing.model.hardware import Device, Node, device_from_gpu
+from generator.sizing.model.hardware import Device, Node
 from generator.sizing.model.job import Job, peft_terms, sequence_tokens
 from generator.sizing.model.params import total_params
 from generator.sizing.seed import SEED_GPU_HOURS_PER_BPARAM_BTOKEN
@@ -80,13 +82,7 @@ from generator.spec.models import InlineArchitecture
 
 DATA = Path(__file__).resolve().parent / "data"
 CSV_PATH = DATA / "calibration.csv"
-SETUP_PATH = DATA / "calibration_setup.yaml"
 MOE_MODELS_PATH = DATA / "moe_models.yaml"
-H800_NVLINK_BYTES_PER_S = 200e9
-"""H800 NVLink: 400 GB/s both ways (DeepSeek-V3 report), 200 GB/s per direction."""
-STANDARD_FABRIC = {"a100-sxm-80gb": 200.0}
-"""NIC line rate (Gb/s, 8 per node) where a publication does not state its fabric;
-400 Gb/s for every other GPU."""
 RATE_METRICS = ("tok_s_gpu", "tflops_model", "tflops_hw", "out_tok_s")
 """Metrics that grow with speed; every other one (s/iteration, minutes, TPOT/TTFT ms) with time."""
 
@@ -135,13 +131,6 @@ def _int(text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-@cache
-def _setup() -> dict[str, Any]:
-    doc = yaml.safe_load(SETUP_PATH.read_text(encoding="utf-8"))
-    assert isinstance(doc, dict)
-    return doc
-
-
 def normalise_source(source: str) -> str:
     """The publication a row comes from: lower case, no parenthetical detail; MLPerf rounds
     are one publication each (every submitter runs NVIDIA's reference implementation)."""
@@ -176,50 +165,6 @@ def _moe_model(model_id: str) -> InlineArchitecture:
               if k in MOE_FIELDS or k in MOE_KEEP}
     return InlineArchitecture.model_validate(
         {k: v for k, v in fields.items() if v not in (0, None) or k == "shared_experts"})
-
-
-def _gpu_id(row: dict[str, str]) -> str:
-    mapped = _setup().get("rows", {}).get(row["id"])
-    if mapped:
-        return str(mapped["gpu"])
-    text = row["gpu"]
-    if "A100" in text:
-        return "a100-sxm-80gb"
-    if "B200" in text:
-        return "b200-sxm-180gb"
-    return "h200-sxm-141gb" if "H200" in text else "h100-sxm-80gb"
-
-
-def _node(row: dict[str, str], gpu_id: str) -> Node:
-    """The row's node fabric (published, or the GPU's standard one)."""
-    mapped = _setup().get("rows", {}).get(row["id"])
-    fabric = _setup()["fabrics"].get(mapped["fabric"], {}) if mapped else {}
-    if not fabric:
-        fabric = _setup()["nodes"].get(gpu_id, {})
-    gpus = int(fabric.get("gpus") or 8)
-    nics, gbps = fabric.get("nics"), fabric.get("nic_gbps")
-    if not (nics and gbps):
-        total = fabric.get("node_gbps")
-        nics = gpus
-        gbps = float(total) / gpus if total else STANDARD_FABRIC.get(gpu_id, 400.0)
-    return Node(gpus=gpus, nics=int(nics), nic_gbps=float(gbps), nvlink_domain=gpus)
-
-
-def _hardware(row: dict[str, str], catalog: Catalog) -> tuple[Device, Node]:
-    gpu_id = _gpu_id(row)
-    device = device_from_gpu(catalog.gpus[gpu_id])
-    if gpu_id == "h100-sxm-80gb" and "HBM2e" in row["gpu"]:
-        device = _meta_h100(device, device_from_gpu(catalog.gpus["h100-nvl-94gb"]))
-    if "H800" in row["gpu"]:
-        device = replace(device, nvlink_bytes_per_s=H800_NVLINK_BYTES_PER_S)
-    return device, _node(row, gpu_id)
-
-
-def _meta_h100(sxm: Device, nvl: Device) -> Device:
-    """Meta's H100 SXM 96 GB HBM2e at 500 W (torchtitan's benchmarks): its publisher puts
-    the peak between the SXM and the NVL, so both peaks are taken half-way."""
-    fp8 = (sxm.fp8_flops + nvl.fp8_flops) / 2 if sxm.fp8_flops and nvl.fp8_flops else None
-    return replace(sxm, bf16_flops=(sxm.bf16_flops + nvl.bf16_flops) / 2, fp8_flops=fp8)
 
 
 def _kind(method: str) -> str:

@@ -2,8 +2,8 @@
 
 Sections: summary, workloads (layout, memory, runners-up), the fabric and every other network
 drawn by groups, rack elevations, the BOM with cabling and cloud cost, reliability, and what
-was written with the commands to use it. Drawings are SVG built here from plan data; charts
-are matplotlib SVG (see ``mpl``); the template only serializes. Byte-identical for one plan.
+was written with the commands to use it. Drawings and charts are SVG built here from plan
+data (charts: ``plot``); the template only serializes. Byte-identical for one plan.
 """
 
 from __future__ import annotations
