@@ -120,7 +120,8 @@ def test_an_ethernet_port_named_as_a_rail_is_reported(tmp_path: Path) -> None:
     """Every mlx5 adapter is named mlx5_N: a front-end ConnectX-6 Dx enumerated among the
     rails is ACTIVE at a high rate, so only its link layer shows it is no IB rail."""
     for dev, link in (("mlx5_0", "InfiniBand"), ("mlx5_1", "Ethernet")):
-        _port(tmp_path, dev, "4: ACTIVE", "400 Gb/sec (4X NDR)" if dev == "mlx5_0" else "400 Gb/sec")
+        rate = "400 Gb/sec (4X NDR)" if dev == "mlx5_0" else "400 Gb/sec"
+        _port(tmp_path, dev, "4: ACTIVE", rate)
         (tmp_path / dev / "ports" / "1" / "link_layer").write_text(link + "\n")
     _port(tmp_path, "mlx5_2", "4: ACTIVE", "400 Gb/sec (4X NDR)")  # no link_layer: not checked
     ib = [{"device": f"mlx5_{i}", "rate_gbps": 400} for i in range(3)]
