@@ -64,10 +64,12 @@ def _keys(path: Path) -> list[str]:
     return [str(k) for k in data] if isinstance(data, dict) else []
 
 
-def unknown_vars(inventory_dir: str, ansible_dir: str) -> list[str]:
+def unknown_vars(inventory_dir: str, ansible_dir: str | None = None) -> list[str]:
     """``file: name (did you mean X?)`` for each unread podplan-namespace variable in the
-    inventory's own (not generated) variable files; empty when there is none."""
-    inv, ans = Path(inventory_dir), Path(ansible_dir)
+    inventory's own (not generated) variable files; empty when there is none. The playbooks
+    and roles read are those beside this plugin unless ``ansible_dir`` names others."""
+    inv = Path(inventory_dir)
+    ans = Path(ansible_dir) if ansible_dir else Path(__file__).resolve().parents[1]
     prefixes = _prefixes(ans)
     known = known_names(ans, prefixes)
     own: list[Path] = []
@@ -87,7 +89,7 @@ def unknown_vars(inventory_dir: str, ansible_dir: str) -> list[str]:
 
 
 class FilterModule:
-    """``inventory_dir | podplan_unknown_vars(playbook_dir)``."""
+    """``inventory_dir | podplan_unknown_vars``."""
 
     def filters(self) -> dict[str, Any]:
         return {"podplan_unknown_vars": unknown_vars}

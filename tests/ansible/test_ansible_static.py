@@ -310,3 +310,13 @@ def test_site_runs_slurm_daemons_in_upgrade_order_and_rolls_slurmd() -> None:
     assert all(p.get("become") is True for p in plays if p["hosts"] != "localhost"), [
         p["name"] for p in plays if p["hosts"] != "localhost" and not p.get("become")
     ]
+
+
+@pytest.mark.parametrize("name", ["site.yml", "preflight.yml", "slurm-daemons.yml",
+                                  "acceptance.yml"])
+def test_every_playbook_an_admin_runs_loads_the_site_overrides_first(name: str) -> None:
+    """The README runs these on their own too: without the import, a generated variable the
+    site overrides in group_vars/all/site.yml (fabric_rails' device names, say) would be
+    the generated one in preflight.yml and the override in site.yml."""
+    first = yaml.safe_load((ANSIBLE / name).read_text(encoding="utf-8"))[0]
+    assert first.get("ansible.builtin.import_playbook") == "site_overrides.yml", first
