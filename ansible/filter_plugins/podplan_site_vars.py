@@ -88,8 +88,23 @@ def unknown_vars(inventory_dir: str, ansible_dir: str | None = None) -> list[str
     return found
 
 
+def unknown_keys(keys: list[str], known: list[str], extra: list[str] | None = None) -> list[str]:
+    """Each of ``keys`` not in ``known`` + ``extra`` (case-insensitive, as Slurm reads its
+    files; ``#`` lines of ``known`` are comments), with a did-you-mean: the check of
+    ``slurm_config_overrides`` against slurm.conf's keys."""
+    names = {k.strip().lower(): k.strip() for k in [*known, *(extra or [])]
+             if k.strip() and not k.lstrip().startswith("#")}
+    found: list[str] = []
+    for key in keys:
+        if str(key).lower() in names:
+            continue
+        close = difflib.get_close_matches(str(key).lower(), sorted(names), n=1, cutoff=0.75)
+        found.append(f"{key} (did you mean {names[close[0]]}?)" if close else str(key))
+    return found
+
+
 class FilterModule:
-    """``inventory_dir | podplan_unknown_vars``."""
+    """``inventory_dir | podplan_unknown_vars``; ``keys | podplan_unknown_keys(known)``."""
 
     def filters(self) -> dict[str, Any]:
-        return {"podplan_unknown_vars": unknown_vars}
+        return {"podplan_unknown_vars": unknown_vars, "podplan_unknown_keys": unknown_keys}

@@ -65,3 +65,26 @@ def test_every_variable_the_real_roles_document_is_known() -> None:
     known = sv.known_names(REPO / "ansible", sv._prefixes(REPO / "ansible"))
     assert {"slurm_config_overrides", "slurm_rolling_batch", "fabric_nccl_extra",
             "slurm_accounts_list", "slurm_health_nhc_package"} <= known
+
+
+def test_slurm_conf_override_keys_are_checked_case_insensitively() -> None:
+    known = (REPO / "ansible/roles/slurm/files/slurm-conf-keys-22.05.txt").read_text().splitlines()
+    assert sv.unknown_keys(["MinJobAge", "minjobage", "SlurmctldParameters"], known) == []
+    assert sv.unknown_keys(["MinJobAg", "SchedulerParameter", "Zzzz"], known) == [
+        "MinJobAg (did you mean MinJobAge?)",
+        "SchedulerParameter (did you mean SchedulerParameters?)",
+        "Zzzz",
+    ]
+    assert sv.unknown_keys(["NewKeyOf2511"], known, ["NewKeyOf2511"]) == []
+
+
+def test_every_key_podplan_itself_writes_is_a_known_slurm_conf_key() -> None:
+    import yaml
+
+    known = (REPO / "ansible/roles/slurm/files/slurm-conf-keys-22.05.txt").read_text().splitlines()
+    defaults = yaml.safe_load((REPO / "ansible/roles/slurm/defaults/main.yml").read_text())
+    derived = yaml.safe_load((REPO / "ansible/roles/slurm/vars/main.yml").read_text())
+    lab = yaml.safe_load((REPO / "tests/lab/lab-vars.yml").read_text())
+    keys = [*defaults["slurm_config_defaults"], *derived["slurm_config_cluster"],
+            *lab["slurm_config_overrides"]]
+    assert sv.unknown_keys(keys, known) == []
