@@ -220,6 +220,15 @@ def _node_in_no_leaf_switch(inv: Path) -> None:
     _edit(inv / "hosts.yml", hosts)
 
 
+def _site_file_missing(inv: Path) -> None:
+    """A site without Internet access names its own enroot package; the path is wrong."""
+    (inv / "group_vars" / "all").mkdir(parents=True, exist_ok=True)
+    (inv / "group_vars" / "all" / "site.yml").write_text(
+        "enroot_pyxis_enroot_debs: [/nonexistent/site/enroot_3.5.0-1_amd64.deb]\n",
+        encoding="utf-8",
+    )
+
+
 BAD_INVENTORIES = {
     "hostlist-malformed": (_bad_hostlist, "'gpu[003-001]' is not a Slurm hostlist expression"),
     "node-in-no-leaf-switch": (_node_in_no_leaf_switch, "in no leaf switch: gpu003"),
@@ -229,6 +238,10 @@ BAD_INVENTORIES = {
     "three-controllers": (_three_controllers, "There must be 1 or 2 controllers"),
     "login-group-missing": (_no_login_group, "Inventory group 'slurm_login' is missing or empty"),
     "unknown-switch": (_unknown_switch, "may only name switches defined"),
+    "site-file-missing": (
+        _site_file_missing,
+        "enroot_pyxis_enroot_debs: /nonexistent/site/enroot_3.5.0-1_amd64.deb",
+    ),
 }
 
 

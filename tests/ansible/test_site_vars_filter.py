@@ -88,3 +88,23 @@ def test_every_key_podplan_itself_writes_is_a_known_slurm_conf_key() -> None:
     keys = [*defaults["slurm_config_defaults"], *derived["slurm_config_cluster"],
             *lab["slurm_config_overrides"]]
     assert sv.unknown_keys(keys, known) == []
+
+
+def test_every_name_the_generator_writes_is_known_without_its_header(tmp_path: Path) -> None:
+    """A hand-written inventory (or one whose headers were stripped) that copies podplan's
+    variables must pass: every podplan-namespace name an example's inventory carries is
+    read by a role or listed as informational."""
+    import yaml
+
+    from generator import pipeline
+
+    ans = REPO / "ansible"
+    prefixes = sv._prefixes(ans)
+    known = sv.known_names(ans, prefixes) | sv.INFORMATIONAL
+    written: set[str] = set()
+    for example in ("examples/slurm-lab.yaml", "examples/dell-8node-config1.yaml"):
+        for f in pipeline.outputs(pipeline.load_checked(example)).files:
+            if f.path.startswith("inventories/") and "_vars/" in f.path:
+                data = yaml.safe_load(f.content)
+                written |= set(data) if isinstance(data, dict) else set()
+    assert {n for n in written if n.startswith(prefixes)} - known == set()
