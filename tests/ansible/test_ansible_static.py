@@ -220,6 +220,15 @@ def _node_in_no_leaf_switch(inv: Path) -> None:
     _edit(inv / "hosts.yml", hosts)
 
 
+def _site_file_missing(inv: Path) -> None:
+    """A site without Internet access names its own enroot package; the path is wrong."""
+    (inv / "group_vars" / "all").mkdir(parents=True, exist_ok=True)
+    (inv / "group_vars" / "all" / "site.yml").write_text(
+        "enroot_pyxis_enroot_debs: [/nonexistent/site/enroot_3.5.0-1_amd64.deb]\n",
+        encoding="utf-8",
+    )
+
+
 BAD_INVENTORIES = {
     "hostlist-malformed": (_bad_hostlist, "'gpu[003-001]' is not a Slurm hostlist expression"),
     "node-in-no-leaf-switch": (_node_in_no_leaf_switch, "in no leaf switch: gpu003"),
@@ -229,6 +238,10 @@ BAD_INVENTORIES = {
     "three-controllers": (_three_controllers, "There must be 1 or 2 controllers"),
     "login-group-missing": (_no_login_group, "Inventory group 'slurm_login' is missing or empty"),
     "unknown-switch": (_unknown_switch, "may only name switches defined"),
+    "site-file-missing": (
+        _site_file_missing,
+        "enroot_pyxis_enroot_debs: /nonexistent/site/enroot_3.5.0-1_amd64.deb",
+    ),
 }
 
 
@@ -310,3 +323,48 @@ def test_site_runs_slurm_daemons_in_upgrade_order_and_rolls_slurmd() -> None:
     assert all(p.get("become") is True for p in plays if p["hosts"] != "localhost"), [
         p["name"] for p in plays if p["hosts"] != "localhost" and not p.get("become")
     ]
+
+
+@pytest.mark.parametrize("name", ["site.yml", "preflight.yml", "slurm-daemons.yml",
+                                  "acceptance.yml"])
+def test_every_playbook_an_admin_runs_loads_the_site_overrides_first(name: str) -> None:
+    """The README runs these on their own too: without the import, a generated variable the
+    site overrides in group_vars/all/site.yml (fabric_rails' device names, say) would be
+    the generated one in preflight.yml and the override in site.yml."""
+    first = yaml.safe_load((ANSIBLE / name).read_text(encoding="utf-8"))[0]
+    assert first.get("ansible.builtin.import_playbook") == "site_overrides.yml", first
+
+
+def _tasks(node: Any) -> list[dict[str, Any]]:
+    """Every task in a task list, blocks opened (with the block's ``when`` carried down)."""
+    found: list[dict[str, Any]] = []
+    for task in node or []:
+        if "block" in task:
+            inner = _tasks(task["block"])
+            for t in inner:
+                t.setdefault("_outer_when", []).append(task.get("when"))
+            found += inner
+        else:
+            found.append(task)
+    return found
+
+
+def test_no_retry_loop_runs_blind_in_check_mode() -> None:
+    """A retry loop on a command that check mode skips retried 30 times, then failed: found
+    in the lab, where every ``site.yml --check --diff`` with a slurm.conf change ended at
+    'Wait until this slurmctld answers'. Each loop either reads for real in check mode
+    (``check_mode: false``) or is skipped there (a ``when`` on ``ansible_check_mode``)."""
+    ladder = yaml.safe_load((ANSIBLE / "roles/slurm_acceptance/tasks/main.yml").read_text())
+    gated = [t for t in ladder if "block" in t and t.get("when") == "not ansible_check_mode"]
+    assert gated, "the acceptance ladder (its rungs poll) must be skipped in check mode"
+    loose = []
+    for path in sorted((ANSIBLE / "roles").glob("*/tasks/**/*.yml")):
+        if "slurm_acceptance" in path.parts:
+            continue  # included only from the gated block above
+        for task in _tasks(yaml.safe_load(path.read_text(encoding="utf-8"))):
+            if "until" not in task or task.get("check_mode") is False:
+                continue
+            whens = [task.get("when"), *task.get("_outer_when", [])]
+            if "ansible_check_mode" not in yaml.safe_dump(whens):
+                loose.append(f"{path.relative_to(ANSIBLE)}: {task.get('name')}")
+    assert not loose, loose

@@ -116,6 +116,26 @@ def test_less_memory_than_realmemory_and_missing_gpu_and_ports(tmp_path: Path) -
     }
 
 
+def test_an_ethernet_port_named_as_a_rail_is_reported(tmp_path: Path) -> None:
+    """Every mlx5 adapter is named mlx5_N: a front-end ConnectX-6 Dx enumerated among the
+    rails is ACTIVE at a high rate, so only its link layer shows it is no IB rail."""
+    for dev, link in (("mlx5_0", "InfiniBand"), ("mlx5_1", "Ethernet")):
+        rate = "400 Gb/sec (4X NDR)" if dev == "mlx5_0" else "400 Gb/sec"
+        _port(tmp_path, dev, "4: ACTIVE", rate)
+        (tmp_path / dev / "ports" / "1" / "link_layer").write_text(link + "\n")
+    _port(tmp_path, "mlx5_2", "4: ACTIVE", "400 Gb/sec (4X NDR)")  # no link_layer: not checked
+    ib = [{"device": f"mlx5_{i}", "rate_gbps": 400} for i in range(3)]
+    found = {"ib": [shape.read_port(tmp_path, p["device"]) for p in ib]}
+    rows = shape.differences(shape.normalize({"ib": ib}), found, 0.1)
+    assert rows == [
+        {
+            "check": "mlx5_1 link_layer (not an IB rail: device names?)",
+            "planned": "InfiniBand",
+            "found": "Ethernet",
+        }
+    ]
+
+
 def test_a_matching_node_has_no_differences() -> None:
     planned = shape.normalize(
         {

@@ -93,3 +93,32 @@ def test_podplan_never_generates_the_override_file() -> None:
             continue
         got = pipeline.outputs(pipeline.load_checked(example.relative_to(REPO).as_posix()))
         assert not [f.path for f in got.files if f.path.endswith("/group_vars/all/site.yml")]
+
+
+def test_a_misspelt_override_stops_the_run_with_a_did_you_mean(tmp_path: Path) -> None:
+    """Ansible ignores a variable nothing reads: a typo in the admin's own files would change
+    nothing and say nothing. The real site_overrides play stops and names each one; the
+    site's own names (no podplan prefix) and the generated files pass."""
+    inventory = _write_tree(tmp_path / "out")
+    site = inventory / "group_vars" / "all" / "site.yml"
+    site.write_text("---\nslurm_config_overides: {MinJobAge: 600}\nmy_site_ntp: pool.example\n"
+                    "slurm_config_overrides: {MaxJobCount: 20000}\n", encoding="utf-8")
+    accounts = inventory / "group_vars" / "slurm_cluster" / "accounts.yml"
+    accounts.write_text("---\nslurm_acounts_list: []\n", encoding="utf-8")
+    play = REPO / "ansible" / "site_overrides.yml"
+    r = subprocess.run([require_tool("ansible-playbook"), "-i", str(inventory), str(play)],
+                       capture_output=True, text=True, check=False, timeout=300)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0, out[-3000:]
+    assert ("group_vars/all/site.yml: slurm_config_overides (did you mean "
+            "slurm_config_overrides?)") in out
+    assert ("group_vars/slurm_cluster/accounts.yml: slurm_acounts_list (did you mean "
+            "slurm_accounts_list?)") in out
+    assert "my_site_ntp" not in out and "MaxJobCount" not in out
+
+    accounts.unlink()
+    site.write_text("---\nmy_site_ntp: pool.example\nslurm_config_overrides: {MinJobAge: 600}\n",
+                    encoding="utf-8")
+    r = subprocess.run([require_tool("ansible-playbook"), "-i", str(inventory), str(play)],
+                       capture_output=True, text=True, check=False, timeout=300)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]

@@ -69,8 +69,11 @@ def _commands(plan: ClusterPlan) -> list[str]:
     name = plan.name
     out = [f"podplan plan {plan.spec_file}          # regenerate everything here"]
     if plan.scheduler_kind == "slurm":
-        out.append(f"ansible-playbook -i inventories/{name} ansible/site.yml")
-        out.append(f"ansible-playbook -i inventories/{name} ansible/acceptance.yml")
+        play = f"ansible-playbook -i inventories/{name} ansible"
+        out.append("export ANSIBLE_CONFIG=ansible/ansible.cfg  # forks, facts once per run")
+        out.append(f"{play}/preflight.yml   # nodes vs plan; installs only slurmd")
+        out.append(f"{play}/site.yml")
+        out.append(f"{play}/acceptance.yml  # re-check a running cluster")
     else:
         out.append(f"ansible-playbook -i inventories/{name} ansible/bcm.yml \\\n"
                    f"    -e @ansible/.secrets/{name}/bcm-site.yml \\\n"
@@ -94,5 +97,21 @@ def outputs_section(plan: ClusterPlan, written: list[str]) -> Section:
         table,
         Para(f"Deploy on premises with {how}; the cloud equivalent with Pulumi "
              "(see stacks/README.md)."),
+        *_before_site(plan),
         Code("Commands", _commands(plan)),
     ])
+
+
+def _before_site(plan: ClusterPlan) -> list[Block]:
+    """What an admin writes before the first site.yml: the two files podplan never writes.
+    Without the accounts file the run and the acceptance ladder (root) pass, yet enforced
+    associations refuse every other user's job."""
+    if plan.scheduler_kind != "slurm":
+        return []
+    inv = f"inventories/{plan.name}/group_vars"
+    return [Para(f"Before the first site.yml, write {inv}/slurm_cluster/accounts.yml (accounts "
+                 "and users: accounting enforces associations, so a user without one cannot "
+                 f"submit jobs) and, for site settings, {inv}/all/site.yml (ansible/README.md, "
+                 "sections 4 and 5). Both are yours: podplan never writes them, and site.yml "
+                 "stops on a variable in them that no role reads. On a running cluster, "
+                 "--check --diff shows what a run would change.")]

@@ -3,7 +3,8 @@
 
 Reads ``slurmd -C`` (what slurmd will register: sockets, cores, threads, memory), the GPU
 count (``nvidia-smi -L`` where a driver is loaded, else the ``/dev/nvidiaN`` devices) and
-each planned InfiniBand port's state and rate from sysfs, and returns every difference.
+each planned InfiniBand port's state, rate and link layer from sysfs, and returns every
+difference.
 A node with less memory than ``RealMemory`` would register INVALID; one with much more, or
 other cores, would leave capacity unused; a missing GPU or a port that is down or slow
 would fail jobs. The comparison functions are pure, for tests.
@@ -55,17 +56,25 @@ def parse_slurmd_c(text: str) -> dict[str, int]:
 
 
 def read_port(sysfs: Path, device: str) -> dict[str, Any]:
+    """State, rate and link layer of port 1. The link layer matters because every mlx5
+    adapter is named mlx5_N, Ethernet ones too (a front-end ConnectX-6 Dx, a ConnectX-7
+    flashed to Ethernet): such a port is ACTIVE at its rate yet is no InfiniBand rail."""
     base = sysfs / device / "ports" / "1"
     try:
         state = (base / "state").read_text(encoding="ascii").strip()
         rate = (base / "rate").read_text(encoding="ascii").strip()
     except OSError:
-        return {"device": device, "state": "missing", "rate_gbps": 0.0}
+        return {"device": device, "state": "missing", "rate_gbps": 0.0, "link_layer": ""}
+    try:
+        link = (base / "link_layer").read_text(encoding="ascii").strip()
+    except OSError:
+        link = ""  # not reported: not checked
     number = re.match(r"\s*([0-9.]+)", rate)
     return {
         "device": device,
         "state": state.split(":")[-1].strip(),
         "rate_gbps": float(number.group(1)) if number else 0.0,
+        "link_layer": link,
     }
 
 
@@ -93,7 +102,9 @@ def differences(
     for port in planned.get("ib", []):
         dev, want = port["device"], float(port.get("rate_gbps", 0))
         got = ports.get(dev, {"state": "missing", "rate_gbps": 0.0})
-        if got["state"] != "ACTIVE":
+        if got.get("link_layer") and got["link_layer"] != "InfiniBand":
+            add(f"{dev} link_layer (not an IB rail: device names?)", "InfiniBand", got["link_layer"])
+        elif got["state"] != "ACTIVE":
             add(f"{dev} state", "ACTIVE", got["state"])
         elif want and got["rate_gbps"] < want:
             add(f"{dev} rate_gbps", f"{want:g}", f"{got['rate_gbps']:g}")
