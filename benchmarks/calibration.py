@@ -263,8 +263,16 @@ def _steps(row: dict[str, str], gbs: int, unpacked: bool) -> int:
     return 1000 if unpacked else 1
 
 
-def _training_case(row: dict[str, str], catalog: Catalog, eff: Efficiency) -> Case:
+def row_architecture(row: dict[str, str], catalog: Catalog) -> Architecture:
+    """The row's model, with the fields its benchmark changed (the setup file's
+    ``model_overrides``: MLPerf's GPT-OSS 20B runs the Llama 3 vocabulary)."""
     arch = architecture(row["model"], catalog)
+    changed = _setup().get("model_overrides", {}).get(row["id"])
+    return replace(arch, **changed) if changed else arch
+
+
+def _training_case(row: dict[str, str], catalog: Catalog, eff: Efficiency) -> Case:
+    arch = row_architecture(row, catalog)
     kind = _kind(row["method"])
     stack = stack_of(row)
     lora_rank = _int(row["method"].split("r=")[1]) if "r=" in row["method"] else None
