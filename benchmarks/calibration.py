@@ -50,6 +50,7 @@ from typing import Any
 import yaml
 
 from benchmarks.stacks import (
+    ep_overlap_full_of,
     ep_overlap_of,
     local_batches_of,
     lora_targets,
@@ -292,6 +293,7 @@ def _training_case(row: dict[str, str], catalog: Catalog, eff: Efficiency) -> Ca
         sample_tokens=sample_tokens, extra_tokens=extra, adapter_params=adapters,
         recompute_modules=recompute_modules_of(row), pipeline_split=pipeline_split_of(row),
         moe_dispatcher=moe_dispatcher_of(row), ep_overlap=ep_overlap_of(row),
+        ep_overlap_full=ep_overlap_full_of(row),
         routing=routing_of(row), local_batches=local_batches_of(row),
     )
     device, node = _hardware(row, catalog)
