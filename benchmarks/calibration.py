@@ -52,6 +52,7 @@ from benchmarks.calibration_hardware import SETUP_PATH as SETUP_PATH
 from benchmarks.calibration_hardware import _hardware as _hardware
 from benchmarks.calibration_hardware import _setup as _setup
 from benchmarks.stacks import (
+    ep_overlap_full_of,
     ep_overlap_of,
     local_batches_of,
     lora_targets,
@@ -208,8 +209,16 @@ def _steps(row: dict[str, str], gbs: int, unpacked: bool) -> int:
     return 1000 if unpacked else 1
 
 
-def _training_case(row: dict[str, str], catalog: Catalog, eff: Efficiency) -> Case:
+def row_architecture(row: dict[str, str], catalog: Catalog) -> Architecture:
+    """The row's model, with the fields its benchmark changed (the setup file's
+    ``model_overrides``: MLPerf's GPT-OSS 20B runs the Llama 3 vocabulary)."""
     arch = architecture(row["model"], catalog)
+    changed = _setup().get("model_overrides", {}).get(row["id"])
+    return replace(arch, **changed) if changed else arch
+
+
+def _training_case(row: dict[str, str], catalog: Catalog, eff: Efficiency) -> Case:
+    arch = row_architecture(row, catalog)
     kind = _kind(row["method"])
     stack = stack_of(row)
     lora_rank = _int(row["method"].split("r=")[1]) if "r=" in row["method"] else None
@@ -229,6 +238,7 @@ def _training_case(row: dict[str, str], catalog: Catalog, eff: Efficiency) -> Ca
         sample_tokens=sample_tokens, extra_tokens=extra, adapter_params=adapters,
         recompute_modules=recompute_modules_of(row), pipeline_split=pipeline_split_of(row),
         moe_dispatcher=moe_dispatcher_of(row), ep_overlap=ep_overlap_of(row),
+        ep_overlap_full=ep_overlap_full_of(row),
         routing=routing_of(row), local_batches=local_batches_of(row),
     )
     device, node = _hardware(row, catalog)

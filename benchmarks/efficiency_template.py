@@ -87,8 +87,8 @@ COMMENTS: dict[str, list[str]] = {
         "# async TP), dp (distributed optimizer's bucketed reduce-scatter/all-gather), fsdp",
         "# (ZeRO-3 prefetched gathers), pp (stage send/recv), cp (K/V ring), ep (MoE",
         "# all-to-all token dispatch/combine, where the stack or run overlaps it with another",
-        "# micro-batch's compute: Megatron-Core overlap_moe_expert_parallel_comm, DualPipe;",
-        "# otherwise exposed in full).",
+        "# micro-batch's compute: Megatron-Core overlap_moe_expert_parallel_comm; none where",
+        "# the schedule states a full overlap, DeepSeek's DualPipe; otherwise exposed in full).",
     ],
     "frameworks": [
         "# Software stacks a spec may name, described by features (data, not fitted):",

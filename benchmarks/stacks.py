@@ -83,6 +83,10 @@ EP_OVERLAP = ("a2a-overlap", "dualpipe")
 """The EP all-to-all overlapped with another micro-batch's compute: Megatron-Core's
 ``overlap_moe_expert_parallel_comm`` (the Bridge performance configs' ``moe_a2a_overlap``),
 or DeepSeek-V3's DualPipe."""
+EP_FULL_OVERLAP = ("dualpipe",)
+"""Schedules whose publication states the all-to-all fully hidden: DualPipe "achieves full
+overlap of forward and backward computation-communication phases" (deepseek-ai/DualPipe
+README; DeepSeek-V3 technical report, section 3.2.1)."""
 
 
 def moe_dispatcher_of(row: dict[str, str]) -> str:
@@ -115,6 +119,12 @@ def ep_overlap_of(row: dict[str, str]) -> bool | None:
     """True where a row states its EP all-to-all overlapped, None to take its stack's."""
     text = row["method"].lower()
     return True if any(w in text for w in EP_OVERLAP) else None
+
+
+def ep_overlap_full_of(row: dict[str, str]) -> bool:
+    """Whether a row's schedule states its EP all-to-all fully hidden (``EP_FULL_OVERLAP``)."""
+    text = row["method"].lower()
+    return any(w in text for w in EP_FULL_OVERLAP)
 
 
 PIPELINE_SPLIT = (("embedding/loss in pipeline split", ("embedding", "loss")),)

@@ -156,8 +156,9 @@ def test_worst_rows(rows: list[Row]) -> None:
 
 MOE_IN_SAMPLE_MEDIAN = 0.14
 MOE_IN_SAMPLE_WITHIN20 = 0.62
-"""What the MoE stage reaches in-sample (13.9 %, 75 %; 13.6 %, 62 % before the output layer
-was put on the last pipeline stage) on its 24 scored rows (superseded
+"""What the MoE stage reaches in-sample (8.5 %, 76 % on 25 rows since moe8; 11.1 %, 79 % on
+the 24 rows before; 13.6 %, 62 % before the output layer was put on the last pipeline stage) on
+its scored rows (superseded
 rows are neither fitted nor scored, benchmarks/superseded.py): both miss issue 13's
 in-sample targets (8 %, 85 %); the misses are named in SOURCES-moe-inference.md. These
 hold the figures against regression. (8.2 %, 71 % before the AutoModel rows' optimizer
@@ -166,9 +167,11 @@ recompute on M21/M22 and hid an AutoModel time miss; SOURCES-moe-inference.md, "
 memory: layouts that ran must fit".)"""
 MOE_ROW_LIMIT = 0.40
 MOE_MISSES: dict[str, str] = {
-    "M31": "MLPerf v6.0 GPT-OSS 20B on 64 B200 (-53 %): full-iteration CUDA graphs with "
-           "capacity-padded HybridEP buffers, so no per-MoE-layer host sync, which the fitted "
-           "moe_layer_overhead_s charges on every layer and micro-batch",
+    "M31": "MLPerf v6.0 GPT-OSS 20B on 64 B200 (-39 %): the expert-data-parallel reduce-"
+           "scatter/all-gather (16 ranks, two a node, BF16 as its config states) cannot hide "
+           "behind its two micro-batches, against a measured 0.33 s step; neither a smaller "
+           "per-step cost nor more NICs for that group is stated (SOURCES-moe-inference.md, "
+           "moe8)",
 }
 """MoE rows beyond MOE_ROW_LIMIT and why; held to KNOWN_MISS_LIMIT."""
 
@@ -176,7 +179,7 @@ MOE_MISSES: dict[str, str] = {
 def test_moe_rows_hold_their_fit(rows: list[Row]) -> None:
     """The MoE stage against its recorded in-sample figures, row by row."""
     moe = [r for r in rows if is_moe_case(r.case)]
-    assert len(moe) == 24
+    assert len(moe) == 25
     s = summary(moe)
     assert s["median"] <= MOE_IN_SAMPLE_MEDIAN
     assert s["within20"] >= MOE_IN_SAMPLE_WITHIN20

@@ -7,7 +7,7 @@ from math import comb
 
 import pytest
 
-from benchmarks.stacks import ep_overlap_of, moe_dispatcher_of
+from benchmarks.stacks import ep_overlap_full_of, ep_overlap_of, moe_dispatcher_of
 from generator.catalog.load import default_catalog
 from generator.sizing.model.arch import from_catalog
 from generator.sizing.model.collectives import dedup_all_to_all, intra_node_bw, rail_bw
@@ -99,6 +99,15 @@ def test_ep_exposure_follows_the_stated_overlap() -> None:
     assert overlapped == pytest.approx(EFF.overlap.ep * raw)
 
 
+def test_dualpipe_hides_the_whole_exchange() -> None:
+    """DualPipe states a full overlap of computation and communication (deepseek-ai/DualPipe
+    README): nothing exposed, whatever ``overlap.ep`` (Megatron-Core's 1F1B overlap) is."""
+    full = job(ep_overlap=True, ep_overlap_full=True)
+    assert comm.ep_exposed(full, EFF) == 0.0
+    assert microbatch_time(full, ep_layout(16), DEVICE, NODE, EFF).ep == 0.0
+    assert comm.ep_exposed(job(ep_overlap=True), EFF) == EFF.overlap.ep > 0.0
+
+
 def row(method: str, framework: str = "Megatron-Bridge / Megatron-Core") -> dict[str, str]:
     return {"method": method, "framework": framework}
 
@@ -111,6 +120,8 @@ def test_rows_state_their_dispatcher_and_overlap() -> None:
     assert ep_overlap_of(row("pretrain MoE EP=32 dispatcher=alltoall a2a-overlap")) is True
     assert ep_overlap_of(row("pretrain MoE EP=64 DualPipe MTP=1")) is True
     assert ep_overlap_of(row("pretrain MoE EP=32")) is None
+    assert ep_overlap_full_of(row("pretrain MoE EP=64 DualPipe MTP=1")) is True
+    assert ep_overlap_full_of(row("pretrain MoE EP=32 dispatcher=alltoall a2a-overlap")) is False
 
 
 def test_contiguous_routing_spans_by_hand() -> None:

@@ -121,8 +121,9 @@ class Overlap:
     ep: float = 1.0
     """MoE all-to-all dispatch/combine left exposed where the stack overlaps it with another
     micro-batch's compute (Megatron-Core's ``--overlap-moe-expert-parallel-comm``, the
-    Bridge recipes' ``moe_a2a_overlap``; DeepSeek's DualPipe). Without that feature the
-    dispatch sits on the compute stream's critical path: exposed in full."""
+    Bridge recipes' ``moe_a2a_overlap``). DeepSeek's DualPipe states a full overlap and
+    exposes none (``Job.ep_overlap_full``). Without either the dispatch sits on the compute
+    stream's critical path: exposed in full."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,6 +79,11 @@ class Job:
     ep_overlap: bool | None = None
     """Whether a run states the EP all-to-all overlapped with compute (Megatron-Core's
     ``--overlap-moe-expert-parallel-comm``, DualPipe); None: the stack's default."""
+    ep_overlap_full: bool = False
+    """The run's schedule states the all-to-all fully hidden (DeepSeek-V3's DualPipe: "full
+    overlap of forward and backward computation-communication phases", deepseek-ai/DualPipe
+    README and the DeepSeek-V3 report), so none of it is exposed; Megatron-Core's 1F1B
+    overlap (``ep_overlap``) hides the fitted share ``overlap.ep``."""
     ep_overlap_megatron_rules: bool = False
     """Whether the stated overlap obeys Megatron-Core's conditions on
     ``overlap_moe_expert_parallel_comm`` (``transformer_config.py``: no full recompute, and

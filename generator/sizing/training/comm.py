@@ -178,7 +178,10 @@ def dispatcher(job: Job, eff: Efficiency) -> str:
 
 def ep_exposed(job: Job, eff: Efficiency, lay: Layout | None = None) -> float:
     """Share of the EP all-to-all left exposed: ``overlap.ep`` where the run (or its stack)
-    overlaps it with another micro-batch's compute, else all of it."""
+    overlaps it with another micro-batch's compute, none where its schedule states a full
+    overlap (DualPipe, ``Job.ep_overlap_full``), else all of it."""
+    if job.ep_overlap_full:
+        return 0.0
     if job.ep_overlap is None:
         return eff.framework(job.framework).ep_exposed
     return eff.overlap.ep if job.ep_overlap and ep_overlap_runs(job, lay) else 1.0
