@@ -73,3 +73,13 @@ def test_log_axis_limits_and_marks_are_drawn() -> None:
                    vline=(100.0, "deadline"))
     _parse(cost)
     assert ">cheapest<" in cost and cost.count("<circle") == 3
+
+
+def test_every_segment_of_a_nine_cause_chart_looks_different() -> None:
+    """The step chart stacks nine causes; the palette has eight colours, so the ninth must
+    differ from the first by its hatch (it was solid blue like 'compute')."""
+    from generator.emit.report.charts import segment_style
+
+    styles = [segment_style(i) for i in range(9)]
+    assert len(set(styles)) == 9
+    assert styles[8][0] == styles[0][0] and styles[8][1] != styles[0][1]

@@ -74,6 +74,12 @@ def _bar_frame(c: Canvas, labels: Sequence[str], xmax: float, unit: str) -> tupl
     return sx, slot
 
 
+def segment_style(i: int) -> tuple[str, str]:
+    """Colour and hatch of the i-th segment name: past the palette's length the hatch shifts
+    by one, so the ninth segment (the step chart has nine causes) never looks like the first."""
+    return PALETTE[i % len(PALETTE)], HATCHES[(i + i // len(PALETTE)) % len(HATCHES)]
+
+
 def stacked_bars(key: str, title: str, unit: str, bars: Sequence[Stack]) -> str:
     """Horizontal stacked bars with a hatch per segment name and the total at the bar's end."""
     names: list[str] = []
@@ -86,8 +92,7 @@ def stacked_bars(key: str, title: str, unit: str, bars: Sequence[Stack]) -> str:
                                               top=0.12 + LEGEND_ROW_IN * legend_rows))
     totals = [sum(v for _, v in b.segments) for b in bars]
     xmax = _room(c, [(t, f"{t:,.1f} {unit}") for t in totals])
-    fills = {n: c.hatch_fill(PALETTE[i % len(PALETTE)], HATCHES[i % len(HATCHES)])
-             for i, n in enumerate(names)}
+    fills = {n: c.hatch_fill(*segment_style(i)) for i, n in enumerate(names)}
     sx, slot = _bar_frame(c, [b.label for b in bars], xmax, unit)
     for i, bar in enumerate(bars):
         y, left = c.top + slot * (i + 0.1), 0.0

@@ -20,7 +20,7 @@ from generator.emit.report.svg import esc, num
 #: Okabe-Ito, readable by people with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 #: Hatches so stacked segments differ without colour: line directions in a pattern tile.
-HATCHES = ("", "//", "\\\\", "xx", "--", "||", "++", "-")
+HATCHES = ("", "//", "\\\\", "xx", "--", "||", "++", "..")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 DPI = 72.0
 """User units per inch: 1 unit = 1 pt, the size fonts are given in."""
@@ -36,7 +36,7 @@ LIMIT = "#555555"
 _HATCH_LINES = {
     "//": ("M0,8 L8,0",), "\\\\": ("M0,0 L8,8",), "xx": ("M0,8 L8,0", "M0,0 L8,8"),
     "--": ("M0,4 L8,4",), "||": ("M4,0 L4,8",), "++": ("M0,4 L8,4", "M4,0 L4,8"),
-    "-": ("M0,4 L8,4",),
+    "..": ("M1,1 L2,1", "M5,5 L6,5"),
 }
 
 
