@@ -15,6 +15,7 @@ from generator.plan.lock.changes import GpuChange, compare, devices_now
 from generator.plan.lock.ports import PortSpace
 from generator.plan.models import Link, NetworkPlan, Node, Rack, RetiredDevice, Switch
 from generator.plan.parts import Parts
+from generator.plan.storage import growth_note
 
 
 @dataclass
@@ -64,5 +65,6 @@ def identity_notes(
                     old.slurm_gres_type if old else p.lock.gpu, p.gpu.slurm_gres_type)
     done = compare(p.lock, devices_now(nodes, switches), links, racks, network, order, gpu,
                    [p.shape.lock_note, p.mgmt.lock_note, *p.frontend.notes,
-                    *p.backend.notes])
+                    *p.backend.notes, growth_note(len(p.lock.with_role("storage")),
+                                                  p.storage.nodes, p.storage.sized_by)])
     return LockState(list(done.notes), list(done.notes), done.retired)
