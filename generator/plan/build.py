@@ -204,6 +204,7 @@ def _assemble(p: Parts, spec_file: str, ignored_lock: str | None) -> ClusterPlan
         management_tier=p.mgmt.tier,
         retired=lock_state.retired,
         identity_changes=lock_state.changes,
+        freed=lock_state.freed,
     )
 
 

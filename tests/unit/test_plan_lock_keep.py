@@ -153,3 +153,17 @@ def test_back_end_spines_take_each_leaf_s_uplinks_evenly_on_distinct_ports(n: in
     assert max(bp for *_, bp in net.isl) <= 64
     per_pair = Counter((a, b) for a, _, b, _ in net.isl)
     assert len(set(per_pair.values())) == 1
+
+
+@pytest.mark.parametrize("before", [4000, 8000])  # one S5232F-ON, one Z9264F-ON per network
+def test_a_grown_back_end_is_named_as_a_fresh_one_and_keeps_its_ports(before: int) -> None:
+    built = plan(16, storage={"dataset_tb": before})
+    grown = plan(16, relock(built), storage={"dataset_tb": 16000})  # 66: a leaf-spine
+    fresh = plan(16, storage={"dataset_tb": 16000})
+    assert set(_switches(grown, "be-")) == set(_switches(fresh, "be-")) == {
+        f"be-{n}-{x}" for n in "ab" for x in ("01", "02", "03", "spine-01", "spine-02")}
+    kept = {c for c in _back_end(built) if c[0] != "pscale33"}  # 33 is a leaf's 33rd port
+    assert kept <= _back_end(grown)  # built storage nodes stay on their port of be-a-01
+    if before == 4000:
+        assert "whose first leaves take the names be-a-01/be-b-01" in _changes(grown)
+    _ok(grown, 16, storage={"dataset_tb": 16000})

@@ -13,7 +13,15 @@ from functools import cache
 from generator.plan.devices import switch_models
 from generator.plan.lock.changes import GpuChange, compare, devices_now
 from generator.plan.lock.ports import PortSpace
-from generator.plan.models import Link, NetworkPlan, Node, Rack, RetiredDevice, Switch
+from generator.plan.models import (
+    FreedDevice,
+    Link,
+    NetworkPlan,
+    Node,
+    Rack,
+    RetiredDevice,
+    Switch,
+)
 from generator.plan.parts import Parts
 from generator.plan.storage import growth_note
 
@@ -25,6 +33,7 @@ class LockState:
     notes: list[str] = field(default_factory=list)
     changes: list[str] = field(default_factory=list)
     retired: list[RetiredDevice] = field(default_factory=list)
+    freed: list[FreedDevice] = field(default_factory=list)
 
 
 def identity_notes(
@@ -67,4 +76,4 @@ def identity_notes(
                    [p.shape.lock_note, p.mgmt.lock_note, *p.frontend.notes,
                     *p.backend.notes, growth_note(len(p.lock.with_role("storage")),
                                                   p.storage.nodes, p.storage.sized_by)])
-    return LockState(list(done.notes), list(done.notes), done.retired)
+    return LockState(list(done.notes), list(done.notes), done.retired, done.freed)
