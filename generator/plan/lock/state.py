@@ -13,6 +13,7 @@ from functools import cache
 from generator.plan.devices import switch_models
 from generator.plan.lock.changes import GpuChange, compare, devices_now
 from generator.plan.lock.ports import PortSpace
+from generator.plan.lock.reach import anchors, host_leaves, reach_note
 from generator.plan.models import (
     FreedDevice,
     Link,
@@ -75,5 +76,13 @@ def identity_notes(
     done = compare(p.lock, devices_now(nodes, switches), links, racks, network, order, gpu,
                    [p.shape.lock_note, p.mgmt.lock_note, *p.frontend.notes,
                     *p.backend.notes, growth_note(len(p.lock.with_role("storage")),
-                                                  p.storage.nodes, p.storage.sized_by)])
+                                                  p.storage.nodes, p.storage.sized_by),
+                    reach_note(p.pc, links, _racks_of(nodes, switches),
+                               anchors(p.lock, p.racks, host_leaves(p)))])
     return LockState(list(done.notes), list(done.notes), done.retired, done.freed)
+
+
+def _racks_of(nodes: list[Node], switches: list[Switch]) -> dict[str, str]:
+    out = {n.name: n.rack for n in nodes}
+    out.update((s.name, s.rack) for s in switches)
+    return out
