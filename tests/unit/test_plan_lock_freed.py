@@ -11,7 +11,7 @@ from generator.errors import PodplanError
 from generator.plan.lock.read import parse_lock
 from generator.plan.lock.text import lock_text
 from generator.plan.models import ClusterPlan, FreedDevice
-from tests.unit.lockhelp import plan, relock
+from tests.unit.lockhelp import cables, plan, relock
 
 
 def _by_name(p: ClusterPlan) -> dict[str, FreedDevice]:
@@ -83,3 +83,17 @@ def test_the_report_has_a_freed_hardware_table() -> None:
     assert getattr(table, "id", "") == "freed-hardware"
     assert len(getattr(table, "rows", [])) == len(shrunk.freed)
     assert freed_section(plan(8)) is None
+
+
+def test_a_third_tier_says_what_moves_and_frees_the_built_spines() -> None:
+    built = plan(256)  # the most two tiers of QM9790 take with 8 rails
+    grown = plan(300, relock(built))
+    note = next(c for c in grown.identity_changes if "with a third tier" in c)
+    assert "Two tiers of 64-port switches end at 256 nodes with 8 rails" in note
+    assert "2,048 leaf-to-spine cables (64 leaves x 32)" in note
+    assert "the 32 built spines are retired" in note and "node cables stay" in note
+    spines = {f.name for f in grown.freed if f.role == "compute-spine"}
+    assert spines == {s.name for s in built.switches if s.network == "compute"
+                      and s.tier == "spine"} and len(spines) == 32
+    node_cables = {c for c in cables(built) if c[0].startswith("gpu")}
+    assert node_cables <= cables(grown)  # no GPU node cable moves
