@@ -126,6 +126,8 @@ def dump_plan_yaml(data: dict[str, Any], spec_file: str) -> str:
 def plan_document(plan: ClusterPlan) -> dict[str, Any]:
     """plan.yaml's data: the whole plan, links replaced by a pointer to cabling.csv."""
     doc = plan.model_dump(mode="json", exclude={"links", "retired", "identity_changes"})
+    if not plan.freed:  # only after a re-plan that freed hardware (lock.freed)
+        del doc["freed"]
     by_net = Counter(link.network for link in plan.links)
     doc["cabling"] = {
         "file": "cabling.csv",

@@ -114,7 +114,8 @@ def _decide(spec: Spec, sizing: SizingResult, pc: PlanCatalog, lock: Lock | None
         addressing.SERVICE_OFFSET
     )
     storage = plan_storage(spec, sizing, pc, nfs, node_link_gbytes(spec, pc, server),
-                           lock.storage_drive_tb if lock else 0.0)
+                           lock.storage_drive_tb if lock else 0.0,
+                           len(lock.with_role("storage")) if lock else 0)
     storage_names = [f"{STORAGE_PREFIX}{i:02d}" for i in range(1, storage.nodes + 1)]
     if lock:
         storage_names = lock_names.sequential(lock, "storage", STORAGE_PREFIX, 2, storage.nodes)
@@ -207,6 +208,7 @@ def _assemble(p: Parts, spec_file: str, ignored_lock: str | None) -> ClusterPlan
         management_tier=p.mgmt.tier,
         retired=lock_state.retired,
         identity_changes=lock_state.changes,
+        freed=lock_state.freed,
     )
 
 

@@ -20,6 +20,7 @@ from generator.plan.facility.racks import Device
 from generator.plan.heads import HEAD_MODEL, UFM_MODEL
 from generator.plan.lock.ports import PortSpace, reconcile
 from generator.plan.lock.racks import floor_positions
+from generator.plan.lock.reach import anchors, check_reach, host_leaves
 from generator.plan.models import Addresses, Link, Node, Switch
 from generator.plan.network import cabling, ethernet
 from generator.plan.network.address_table import AddressTable
@@ -162,7 +163,9 @@ def floor_of(p: Parts) -> Floor:
     per_row = p.spec.facility.racks_per_row
     fac = p.spec.facility
     pitch = (fac.rack_width_m, fac.row_pitch_m)
-    positions = floor_positions(p.lock, [(r.name, r.kind) for r in p.racks], per_row, pitch)
+    near = anchors(p.lock, p.racks, host_leaves(p))
+    positions = floor_positions(p.lock, [(r.name, r.kind) for r in p.racks], per_row, pitch,
+                                near)
     return Floor(positions, floor.facility, floor.rack_top_m)
 
 
@@ -287,6 +290,10 @@ def build_links(p: Parts, floor: Floor) -> list[Link]:
             cabling.regroup_fabric(raws, set(p.graph.switch_names), isl)
     for lk in raws:
         lk.need_m = floor.length(spots[lk.a], spots[lk.b])
+    if p.lock is not None:  # a new rack's cables to its built network rack (lock.reach)
+        rack_of = {name: spot.rack for name, spot in spots.items()}
+        check_reach(p.pc, raws, rack_of, anchors(p.lock, p.racks, host_leaves(p)),
+                    floor.positions)
     choose_media(p.pc, raws)
     return [
         _Link(

@@ -318,6 +318,22 @@ class RetiredDevice(Frozen):
     )
 
 
+class FreedDevice(Frozen):
+    """Hardware a re-plan against the plan lock frees, for decommissioning tickets: a device
+    removed, a device replaced by another model (or its GPU servers by another GPU), or a
+    rack emptied and removed (with its PDUs)."""
+
+    name: str
+    role: str = Field(description="Node role, <network>-<tier> for a switch, or rack.")
+    model: str = Field(description="Catalog id of the freed box (rack: the rack's kind).")
+    rack: str
+    u: int = Field(default=0, description="Lowest U it took (0 for a rack).")
+    why: Literal["removed", "replaced"]
+    by: str = Field(default="", description="What replaces it: a model, or a GPU id.")
+    gpu: str = Field(default="", description="A GPU server's GPU (catalog id).")
+    pdus: int = Field(default=0, description="A rack's PDUs, freed with it.")
+
+
 class ClusterPlan(Frozen):
     """Everything decided for one spec."""
 
@@ -352,6 +368,10 @@ class ClusterPlan(Frozen):
     identity_changes: list[str] = Field(
         default_factory=list,
         description="The last change to identities against the plan lock (also in notes).",
+    )
+    freed: list[FreedDevice] = Field(
+        default_factory=list,
+        description="Hardware the last change against the plan lock freed (kept with it).",
     )
 
     def nodes_with_role(self, *roles: NodeRole) -> list[Node]:

@@ -119,7 +119,7 @@ def _needs(spec: Spec, sizing: SizingResult, g: Guidance) -> tuple[float, float,
 
 def plan_storage(
     spec: Spec, sizing: SizingResult, pc: PlanCatalog, nfs_server: str, node_link_gbytes: float,
-    built_drive_tb: float = 0.0,
+    built_drive_tb: float = 0.0, built_nodes: int = 0,
 ) -> StoragePlan:
     """Node count, drives and throughput of the shared file system.
 
@@ -127,7 +127,8 @@ def plan_storage(
     its storage reads. ``built_drive_tb``: the drive size of the storage already built (plan
     lock): kept, so more capacity means more nodes, not every drive replaced (a PowerScale
     node pool takes one drive size; 10 -> 200 TB of data priced the 3 built nodes again
-    with 15.36 TB drives and said nothing).
+    with 15.36 TB drives and said nothing). ``built_nodes``: the storage nodes the lock
+    holds, never planned away (module doc).
     """
     model = pc.storage[STORAGE_MODEL]
     g = guidance(pc)
@@ -152,6 +153,10 @@ def plan_storage(
     if kept and _fit_capacity(model, n, required_tb, price=price)[1] == kept:
         kept = 0.0  # what a first plan would choose anyway: nothing to say
     why = "capacity" if nodes > n else max(by, key=lambda k: by[k])
+    built_notes = _built_notes(nodes, built_nodes, why,
+                               _fit_capacity(model, n, required_tb, price=price))
+    if built_nodes > nodes:
+        nodes, why = built_nodes, "the built cluster (plan lock)"
     raw = nodes * model.drives_per_node * drive
     write = nodes * model.write_gbytes_per_s_per_node
     read = nodes * model.read_gbytes_per_s_per_node
@@ -172,6 +177,7 @@ def plan_storage(
         f"'{st.performance_tier.value}' guidance {tier_write:.1f} GB/s), read "
         f"{need_read:.1f} GB/s = {need_read / gpus:.2f} GB/s per GPU ({read_how}); "
         f"guidance: DGX SuperPOD RA table 6 ({', '.join(g.sources)} [{g.status}]).",
+        *built_notes,
         f"{nodes} nodes (sized by {why}): {write:g} GB/s write, {read:g} GB/s read; the largest "
         f"checkpoint writes in {_seconds(largest, write)} s against a target of "
         f"{st.checkpoint_write_seconds:g} s.",
@@ -212,6 +218,30 @@ def plan_storage(
         required_write_gbps=round(need_write, 2),
         sized_by=why,
     )
+
+
+def _built_notes(need: int, built: int, why: str, fresh: tuple[int, float]) -> list[str]:
+    """A shrink against the plan lock: the built storage cluster is kept whole (said on
+    every run while it holds: a re-run writes the same note); ``fresh``: the nodes and
+    drive size a first plan would buy."""
+    if need >= built:
+        return []
+    return [f"The built storage cluster keeps its {built} nodes (plan lock): they hold the "
+            f"data, and the workload needs only {need} (sized by {why}). Removing nodes is a "
+            "OneFS SmartFail per node (its data is re-protected on the others first), not a "
+            f"re-plan step; a fresh plan (--fresh) would buy {fresh[0]} nodes of "
+            f"{fresh[1]:g} TB drives."]
+
+
+def growth_note(built: int, nodes: int, sized_by: str) -> str:
+    """Growth against the plan lock, said as the purchase it is (with the change, like the
+    other kept-or-grown notes: ``lock.state``)."""
+    if not built or nodes <= built:
+        return ""
+    return (f"The storage cluster grows from the built {built} PowerScale nodes to {nodes} "
+            f"(sized by {sized_by}): {nodes - built} nodes are bought (in the BOM) and join "
+            "the built pool, which spreads the data onto them; the built nodes keep their "
+            "names, addresses and cables.")
 
 
 def _per(need: float, per_node: float) -> int:

@@ -86,13 +86,34 @@ def test_an_emptied_su_keeps_its_front_end_pair_and_regrowth_reuses_it() -> None
     _ok(again, 40)
 
 
-def test_an_infrastructure_pair_left_without_hosts_is_retired_with_a_note() -> None:
+def test_a_storage_shrink_keeps_the_storage_cluster_and_its_front_end_pairs() -> None:
     big = plan(16, storage={"dataset_tb": 30000})  # 122 storage nodes: a second infra pair
-    small = plan(16, relock(big), storage={"dataset_tb": 4000})
-    gone = set(_switches(big, "fe-leaf-")) - set(_switches(small, "fe-leaf-"))
-    assert gone
-    assert "Front-end leaf pairs retired" in _changes(small)
-    assert all(name in _changes(small) for name in gone)
+    small = plan(16, relock(big), storage={"dataset_tb": 4000})  # 17 would do
+    assert _storage(small) == _storage(big) and small.storage.nodes == 122
+    assert _switches(small, "fe-") == _switches(big, "fe-")  # nothing left without hosts
+    assert small.identity_changes == []  # nothing of the built cluster moves or goes
+    note = " ".join(small.storage.notes)
+    assert "The built storage cluster keeps its 122 nodes (plan lock)" in note
+    assert "needs only 17" in note and "--fresh) would buy 17 nodes of 30.72 TB" in note
+    assert small.storage.sized_by == "the built cluster (plan lock)"
+    assert small.storage.usable_tb == big.storage.usable_tb  # capacity stays with the nodes
+    _ok(small, 16, storage={"dataset_tb": 4000})
+
+
+def test_storage_growth_is_said_as_a_purchase_with_the_change() -> None:
+    built = plan(16, storage={"dataset_tb": 4000})
+    grown = plan(16, relock(built), storage={"dataset_tb": 8000})
+    assert _storage(built).items() <= _storage(grown).items()
+    text = _changes(grown)
+    assert "The storage cluster grows from the built 17 PowerScale nodes to 33" in text
+    assert "16 nodes are bought (in the BOM)" in text
+    again = plan(16, relock(grown), storage={"dataset_tb": 8000})
+    assert again.identity_changes == grown.identity_changes  # kept with the lock: a re-run
+    _ok(grown, 16, storage={"dataset_tb": 8000})
+
+
+def _storage(p: ClusterPlan) -> dict[str, str]:
+    return {n.name: n.rack for n in p.nodes if n.role == "storage"}
 
 
 def _back_end(p: ClusterPlan) -> set[tuple[str, str, str, str]]:
@@ -117,11 +138,10 @@ def test_a_built_z9264f_on_becomes_the_first_leaf_of_a_leaf_spine() -> None:
     assert {c[0] for c in moved} == {"pscale33"}  # only node 33 leaves be-a-01/be-b-01
     assert "stay as the first leaves of a leaf-spine" in _changes(grown)
     _ok(grown, 16, storage={"dataset_tb": 16000})
-    shrunk = plan(16, relock(grown), storage={"dataset_tb": 4000})  # 17 nodes
+    shrunk = plan(16, relock(grown), storage={"dataset_tb": 4000})  # 17 nodes would do
     assert _switches(shrunk, "be-") == _switches(grown, "be-")  # the leaf-spine stays
-    assert not {c for c in _back_end(grown) - _back_end(shrunk)
-                if c[0] in {n.name for n in shrunk.nodes}}
-    assert "The built back-end leaf-spine (3 leaves, 2 spines" in _changes(shrunk)
+    assert _back_end(grown) == _back_end(shrunk)  # and so do the storage nodes on it
+    assert shrunk.storage.nodes == 66 and shrunk.identity_changes == grown.identity_changes
     _ok(shrunk, 16, storage={"dataset_tb": 4000})
 
 
@@ -133,3 +153,17 @@ def test_back_end_spines_take_each_leaf_s_uplinks_evenly_on_distinct_ports(n: in
     assert max(bp for *_, bp in net.isl) <= 64
     per_pair = Counter((a, b) for a, _, b, _ in net.isl)
     assert len(set(per_pair.values())) == 1
+
+
+@pytest.mark.parametrize("before", [4000, 8000])  # one S5232F-ON, one Z9264F-ON per network
+def test_a_grown_back_end_is_named_as_a_fresh_one_and_keeps_its_ports(before: int) -> None:
+    built = plan(16, storage={"dataset_tb": before})
+    grown = plan(16, relock(built), storage={"dataset_tb": 16000})  # 66: a leaf-spine
+    fresh = plan(16, storage={"dataset_tb": 16000})
+    assert set(_switches(grown, "be-")) == set(_switches(fresh, "be-")) == {
+        f"be-{n}-{x}" for n in "ab" for x in ("01", "02", "03", "spine-01", "spine-02")}
+    kept = {c for c in _back_end(built) if c[0] != "pscale33"}  # 33 is a leaf's 33rd port
+    assert kept <= _back_end(grown)  # built storage nodes stay on their port of be-a-01
+    if before == 4000:
+        assert "whose first leaves take the names be-a-01/be-b-01" in _changes(grown)
+    _ok(grown, 16, storage={"dataset_tb": 16000})

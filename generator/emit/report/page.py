@@ -5,6 +5,7 @@ from __future__ import annotations
 from generator.bom import BillOfMaterials
 from generator.emit.report.blocks import Section
 from generator.emit.report.facility import racks_section
+from generator.emit.report.freed import freed_section
 from generator.emit.report.money import bom_section
 from generator.emit.report.networks import fabric_section
 from generator.emit.report.operations import outputs_section, reliability_section
@@ -16,12 +17,14 @@ from generator.render.files import header_lines, regenerate_command
 
 
 def sections(plan: ClusterPlan, bom: BillOfMaterials, written: list[str]) -> list[Section]:
-    """Every section, in reading order."""
+    """Every section, in reading order (freed hardware only after a re-plan freed some)."""
+    freed = freed_section(plan)
     return [
         summary_section(plan, bom),
         workloads_section(plan),
         fabric_section(plan),
         racks_section(plan),
+        *([freed] if freed else []),
         bom_section(plan, bom),
         reliability_section(plan),
         outputs_section(plan, written),

@@ -11,6 +11,8 @@ back, with ``reader``'s checked line reader, errors at the file's line), ``names
 devices stay, which are new, which go), ``racks`` (new devices into free rack space),
 ``ports`` (cables kept on their ports), ``fabric`` (the built compute fabric kept while it
 serves), ``heads`` (the built management plane kept on a shrink), ``frontend`` (front-end
-pairs, OOB aggregation and the storage back end as built), ``changes`` (what moved, as
-notes, and what cannot move, as errors).
+pairs, OOB aggregation and the storage back end as built), ``reach`` (a regrown scalable
+unit's new compute racks near its built network rack, their cables within reach),
+``changes`` (what moved, as notes, and what cannot move, as errors), ``freed`` (the
+hardware the last change freed, as data for decommissioning).
 """

@@ -26,9 +26,18 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 
 from generator.errors import PodplanError, Problem
+from generator.plan.lock.freed import freed_hardware
 from generator.plan.lock.model import Lock
 from generator.plan.lock.text import natural
-from generator.plan.models import Link, NetworkPlan, Node, Rack, RetiredDevice, Switch
+from generator.plan.models import (
+    FreedDevice,
+    Link,
+    NetworkPlan,
+    Node,
+    Rack,
+    RetiredDevice,
+    Switch,
+)
 
 _NUMBERED = re.compile(r"^(.*?)(\d+)$")
 SITE = "site-network"
@@ -52,6 +61,8 @@ class Outcome:
     notes: list[str]
     retired: list[RetiredDevice]
     changed: list[str] = field(default_factory=list)
+    freed: list[FreedDevice] = field(default_factory=list)
+    """The hardware the last change freed (``lock.freed``): kept while nothing changes."""
 
 
 def _bare(a: str | None) -> str | None:
@@ -130,6 +141,7 @@ def compare(
             RetiredDevice(name=n, addresses=a)
             for n, a in sorted(retired.items(), key=lambda x: natural(x[0]))
         ],
+        freed=list(lock.freed),
     )
     notes = _device_notes(lock, now, removed) + (_gpu_note(lock, now, gpu) if gpu else [])
     notes += _cable_notes(lock, now, links, racks, port_order)
@@ -149,6 +161,9 @@ def compare(
     if notes:  # the fabric kept: said with a change, not as one (a re-run keeps the notes)
         notes += [k for k in kept if k]
         out.notes = out.changed = [f"Changes against the plan lock: {notes[0]}", *notes[1:]]
+        swap = (gpu.locked, gpu.planned) if gpu and gpu.locked and gpu.locked != gpu.planned \
+            else None
+        out.freed = freed_hardware(lock, now, standing, swap)
     return out
 
 

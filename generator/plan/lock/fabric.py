@@ -27,7 +27,10 @@ lock the planner starts from the built fabric instead:
   leave a leaf move (half of them for 4 -> 2 rails per leaf, where the rules' rail order
   moves 3/4). Such leaves keep their names as SU 1 when the fabric grows to more SUs or a
   third tier. A third tier re-cables every leaf uplink (the spines are new); the plan
-  notes list every cable that moves.
+  notes list every cable that moves, and ``_third_tier`` says it in one sentence: the
+  two-tier limit, the leaf uplinks that move, the built spines retired (freed, the model
+  the new spines use), node cables staying, and ``fabric.growth_nodes`` as the way to
+  build the third tier up front.
 """
 
 from __future__ import annotations
@@ -259,9 +262,28 @@ def _regrouped(b: Built, fresh: FabricShape) -> str:
         if fresh.rails_per_leaf != b.rails_per_leaf
         else f"a {fresh.style} layout"
     )
-    return (
+    text = (
         f"The built compute fabric ({_counts(b.leaves, b.spines, b.cores)}) cannot take "
         f"{fresh.designed_nodes} nodes non-blocking in its shape: the fabric is redesigned "
         f"with {why} ({_shape_counts(fresh)}); the cables that move are listed with the "
         "changes against the plan lock."
+    )
+    return text + (_third_tier(b, fresh) if fresh.tiers == 3 and not b.cores else "")
+
+
+def _third_tier(b: Built, fresh: FabricShape) -> str:
+    """What a third tier moves on a live two-tier fabric, said as the maintenance window it
+    is (the cable list alone hid that every leaf uplink moves and the spines are bought)."""
+    limit = (fresh.radix // max(1, fresh.rails)) * (fresh.radix // 2)  # 64 leaves x 32 / 8
+    moved = b.leaves * b.leaf_up
+    bought = fresh.spines + fresh.cores
+    return (
+        f" Two tiers of {fresh.radix}-port switches end at {limit} nodes with {fresh.rails} "
+        f"rails; past that every leaf uplink moves: {moved:,} leaf-to-spine cables ("
+        f"{b.leaves} leaves x {b.leaf_up}) leave the built spines for the spines of their "
+        f"pod, the {b.spines} built spines are retired (freed hardware; they are the model "
+        f"the pod spines and cores use, so they can stand in for {min(b.spines, bought)} of "
+        f"the {bought} the BOM buys), and the node cables stay on their leaf ports. Plan "
+        "it as a fabric-wide maintenance window; fabric.growth_nodes in the first plan "
+        "builds the third tier from the start."
     )

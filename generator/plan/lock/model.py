@@ -12,6 +12,8 @@ from functools import cached_property
 from operator import itemgetter
 from typing import NamedTuple
 
+from generator.plan.models import FreedDevice
+
 ADDRESS_KEYS = ("oob", "mgmt", "frontend", "fabric")
 """Networks a device can have an address on; ``fabric`` is the rail-0 IPoIB address."""
 RACK_KINDS = ("compute", "network", "infrastructure")
@@ -82,6 +84,8 @@ class Lock:
     """The GPU the cluster was built with (empty in a lock written before it was kept)."""
     storage_drive_tb: float = 0.0
     """The drive size of the built storage nodes (0: not recorded)."""
+    freed: list[FreedDevice] = field(default_factory=list)
+    """The hardware the last change freed (``lock.freed``)."""
 
     @cached_property
     def cable_keys(self) -> set[tuple[str, str, str, str]]:

@@ -21,7 +21,7 @@ box goes where there is room, and the plan notes say where.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from generator.errors import PodplanError, Problem
 from generator.plan.facility.racks import EPS, Budget, Device, RackLayout
@@ -296,14 +296,17 @@ class LockedPlacer:
 
 
 def floor_positions(
-    lock: Lock, racks: list[tuple[str, str]], per_row: int, pitch: tuple[float, float]
+    lock: Lock, racks: list[tuple[str, str]], per_row: int, pitch: tuple[float, float],
+    anchor: Mapping[str, str] | None = None,
 ) -> dict[str, tuple[int, int]]:
     """Locked racks where they stand; new racks at free positions.
 
     ``racks``: (name, kind). New infrastructure racks take the free positions nearest the
     locked infrastructure racks (``pitch``: rack width and row pitch, m), so new storage or
     management servers stay within reach of the front-end leaves there (a 100G host cable
-    reaches 30 m); the other new racks then take the first free positions, row by row.
+    reaches 30 m); a new compute rack with an ``anchor`` (the built network rack its nodes
+    plug into: ``lock.reach``) takes the free position nearest that rack; the other new
+    racks then take the first free positions, row by row.
     """
     out = {n: (lock.racks[n].row, lock.racks[n].position) for n, _ in racks if n in lock.racks}
     used = set(out.values())
@@ -314,12 +317,12 @@ def floor_positions(
     if infra:
         cr = sum(r for r, _ in infra) / len(infra)
         cp = sum(p for _, p in infra) / len(infra)
-        width, row_pitch = pitch
-        near = sorted(free, key=lambda s: (abs(s[0] - cr) * row_pitch + abs(s[1] - cp) * width, s))
         for name in (n for n, kind in racks if kind == "infrastructure" and n in new):
-            spot = next(s for s in near if s not in used)
-            out[name] = spot
-            used.add(spot)
+            out[name] = _nearest(free, used, (cr, cp), pitch)
+    for name in new:
+        home = (anchor or {}).get(name)
+        if home in out and name not in out:
+            out[name] = _nearest(free, used, out[home], pitch)
     spots = iter(s for s in free if s not in used)
     for name in new:
         if name not in out:
@@ -329,3 +332,15 @@ def floor_positions(
             out[name] = spot
             used.add(spot)
     return out
+
+
+def _nearest(
+    free: list[tuple[int, int]], used: set[tuple[int, int]], at: tuple[float, float],
+    pitch: tuple[float, float],
+) -> tuple[int, int]:
+    """The free position nearest ``at`` (row, position) along the trays; taken."""
+    width, row_pitch = pitch
+    spot = min((s for s in free if s not in used),
+               key=lambda s: (abs(s[0] - at[0]) * row_pitch + abs(s[1] - at[1]) * width, s))
+    used.add(spot)
+    return spot

@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Callable
 
+from generator.plan.lock.freed import read_freed
 from generator.plan.lock.model import (
     ADDRESS_KEYS,
     LOCK_FORMAT,
@@ -43,7 +44,7 @@ def parse_lock(text: str, path: str) -> Lock:
         "changes": _changes,
         "networks": _networks,
         "rails": _rails, "racks": _racks, "devices": _devices, "cables": _cables,
-        "retired": _retired,
+        "retired": _retired, "freed": _freed,
     }  # fmt: skip
     n = len(r.lines)
     while i < n:
@@ -95,8 +96,9 @@ def _format(r: Reader, i: int, value: str, n: int) -> int:
     return i + 1
 
 
-OPTIONAL = ("gpu", "storage_drive_tb")
-"""Sections a lock written by an older podplan lacks."""
+OPTIONAL = ("gpu", "storage_drive_tb", "freed")
+"""Sections a lock written by an older podplan lacks (``freed``: written only when the
+last change freed hardware)."""
 
 
 def _gpu(r: Reader, i: int, value: str, n: int) -> int:
@@ -330,6 +332,15 @@ def _retired(r: Reader, i: int, value: str, n: int) -> int:
             k: r.address(v, j + 1, f"{where}.{k}", k, name) for k, v in f.items()
         }
         r.lock.lines[where] = j + 1
+    return end
+
+
+def _freed(r: Reader, i: int, value: str, n: int) -> int:
+    end, rows = _entries(r, i, value, n, "freed")
+    for j in rows:
+        name, rest = _entry(r, j, "freed")
+        r.lock.freed.append(read_freed(r, j, name, rest))
+        r.lock.lines[f"freed.{name}"] = j + 1
     return end
 
 

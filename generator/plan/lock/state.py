@@ -13,8 +13,18 @@ from functools import cache
 from generator.plan.devices import switch_models
 from generator.plan.lock.changes import GpuChange, compare, devices_now
 from generator.plan.lock.ports import PortSpace
-from generator.plan.models import Link, NetworkPlan, Node, Rack, RetiredDevice, Switch
+from generator.plan.lock.reach import anchors, host_leaves, reach_note
+from generator.plan.models import (
+    FreedDevice,
+    Link,
+    NetworkPlan,
+    Node,
+    Rack,
+    RetiredDevice,
+    Switch,
+)
 from generator.plan.parts import Parts
+from generator.plan.storage import growth_note
 
 
 @dataclass
@@ -24,6 +34,7 @@ class LockState:
     notes: list[str] = field(default_factory=list)
     changes: list[str] = field(default_factory=list)
     retired: list[RetiredDevice] = field(default_factory=list)
+    freed: list[FreedDevice] = field(default_factory=list)
 
 
 def identity_notes(
@@ -64,5 +75,14 @@ def identity_notes(
                     old.slurm_gres_type if old else p.lock.gpu, p.gpu.slurm_gres_type)
     done = compare(p.lock, devices_now(nodes, switches), links, racks, network, order, gpu,
                    [p.shape.lock_note, p.mgmt.lock_note, *p.frontend.notes,
-                    *p.backend.notes])
-    return LockState(list(done.notes), list(done.notes), done.retired)
+                    *p.backend.notes, growth_note(len(p.lock.with_role("storage")),
+                                                  p.storage.nodes, p.storage.sized_by),
+                    reach_note(p.pc, links, _racks_of(nodes, switches),
+                               anchors(p.lock, p.racks, host_leaves(p)))])
+    return LockState(list(done.notes), list(done.notes), done.retired, done.freed)
+
+
+def _racks_of(nodes: list[Node], switches: list[Switch]) -> dict[str, str]:
+    out = {n.name: n.rack for n in nodes}
+    out.update((s.name, s.rack) for s in switches)
+    return out

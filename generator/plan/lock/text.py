@@ -20,6 +20,8 @@ gives the same data), so it diffs one line per device and one line per cable::
         1/1: gpu001 mlx5_0
     retired:                      # removed devices: names and addresses not given out again
       gpu031: {oob: IP, mgmt: IP}
+    freed:                        # only after a change that freed hardware (lock.freed)
+      gpu031: {role: compute, model: xe9680, gpu: h100-sxm-80gb, rack: r02, u: 5, why: removed}
 
 Entries are sorted by name, numbers compared as numbers (``gpu2 < gpu10``, port ``1/1/2 <
 1/1/10``). Reading it back is ``lock.read``.
@@ -92,7 +94,21 @@ def lock_text(plan: ClusterPlan) -> str:
         "retired",
         [f"  {r.name}: {_flow(sorted(r.addresses.items()))}" for r in retired],
     )
+    if plan.freed:
+        out += _section("freed", _freed_lines(plan))
     return "\n".join(out) + "\n"
+
+
+FREED_KEYS = ("role", "model", "gpu", "rack", "u", "why", "by", "pdus")
+
+
+def _freed_lines(plan: ClusterPlan) -> list[str]:
+    """The ``freed:`` entries (``lock.freed``), empty values left out."""
+    out = []
+    for f in plan.freed:
+        items = [(k, getattr(f, k)) for k in FREED_KEYS]
+        out.append(f"  {f.name}: {_flow((k, v) for k, v in items if v)}")
+    return out
 
 
 def _section(name: str, lines: list[str]) -> list[str]:

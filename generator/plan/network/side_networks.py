@@ -18,6 +18,11 @@
   its first leaf (its first 32 nodes stay on their ports). What cannot be kept is said: an
   S5232F-ON (32 ports) cannot take a 33rd node nor serve as a 32-down/32-up leaf, so it is
   replaced (the note says it is bought).
+* Back-end names: one scheme whatever the size, so a grown back end reads like a fresh one:
+  the switches the storage nodes plug into are ``be-<net>-NN`` (a single switch is
+  ``be-a-01``, a leaf-spine's leaves ``be-a-01`` ... ``be-a-NN``) and spines
+  ``be-<net>-spine-NN``. Built names never change; new leaves continue the built ones'
+  numbering (a lock from before this scheme, with ``be-a-leaf-NN``, keeps that stem).
 """
 
 from __future__ import annotations
@@ -78,7 +83,7 @@ def storage_backend(nodes: list[str], built: BuiltBackend | None = None) -> Side
             continue
         kept_leaves = built.leaves.get(net, []) if built and spread else []
         kept_spines = built.spines.get(net, []) if built and spread else []
-        leaves = _names(kept_leaves, max(len(kept_leaves), math.ceil(n / 32)), f"be-{net}-leaf-")
+        leaves = _names(kept_leaves, max(len(kept_leaves), math.ceil(n / 32)), f"be-{net}-")
         spines = _names(kept_spines, _spine_count(len(leaves), len(kept_spines)),
                         f"be-{net}-spine-")
         out.switches += [(x, BACKEND_LARGE, "leaf") for x in leaves]
@@ -127,8 +132,9 @@ def _backend_notes(n: int, built: BuiltBackend, now: SideNet) -> list[str]:
                "switch and the S5232F-ON are freed."
                if not spines else
                f"the back end becomes a leaf-spine of Z9264F-ON ({len(leaves)} leaves, "
-               f"{len(spines)} spines per network, bought), every back-end cable moves and "
-               "be-a-01/be-b-01 are retired.")
+               f"{len(spines)} spines per network, bought) whose first leaves take the names "
+               "be-a-01/be-b-01: each back-end cable moves to the same port of the new leaf "
+               "and the S5232F-ON are freed.")
         ]
     if single == BACKEND_LARGE and spines:
         return [
