@@ -66,7 +66,8 @@ def terms(case: Case, device: Device, eff: Efficiency) -> dict[str, float]:
     lay = Layout(case.tp, case.pp)
     weights = other_weights_per_gpu(job, lay) + expert_weights_per_gpu(job, lay)
     link = group_link(lay.tp, 1, NODE, device, eff)
-    per_call = tp_all_reduce(arch.hidden * ACTIVATION_BYTES, lay.tp, link, NODE, eff)
+    per_call = tp_all_reduce(arch.hidden * ACTIVATION_BYTES, lay.tp, link, device, NODE,
+                             eff)
     calls = 2 * arch.layers if lay.tp > 1 else 0
     read = lay.pp * (dense_gemm_s(job, lay, 1.0, 0.0, 1.0, device, eff)
                      + expert_gemm_s(job, lay, 1.0, 0.0, 8192, device, eff))

@@ -107,7 +107,7 @@ def test_tp_all_reduce_per_decode_step_at_batch_one() -> None:
     ``inference.all_reduce_latency_s`` per call (steps.tp_all_reduce), which at this size
     is most of it."""
     inf = EFF.inference
-    bw = H100.nvlink_bytes_per_s * EFF.network.nvlink_efficiency
+    bw = inf.all_reduce_bytes_per_s
     one = 16_384 / bw + inf.all_reduce_latency_s
     j = InferenceJob(LLAMA3_70B, "fp8", 1000, 1000)
     got = comm_s(j, Layout(2), per_iter=1.0, iters=1.0, device=H100, node=XE9680_8NIC, eff=EFF)

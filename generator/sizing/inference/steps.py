@@ -182,25 +182,34 @@ def attention_s(job: InferenceJob, lay: Layout, decode: float, prefill: float,
     return decode_s + span * prompt * job.input_tokens / 2 / rate
 
 
-def tp_all_reduce(size: float, tp: int, link: Link, node: Node, eff: Efficiency) -> float:
+def tp_all_reduce(size: float, tp: int, link: Link, device: Device, node: Node,
+                  eff: Efficiency) -> float:
     """Seconds for one TP all-reduce of ``size`` bytes in a serving engine.
 
-    Inside a node the engines run their own custom all-reduce, not NCCL: TensorRT-LLM's
-    one-shot/two-shot kernels (``AllReduceStrategy.AUTO``), vLLM's and SGLang's
-    ``custom_all_reduce`` (peer buffers over NVLink, one kernel, no ring of hops). Its
-    fixed cost per call is ``inference.all_reduce_latency_s`` (measured on H100, SGLang
-    PR #2904: 4-8 us at TP2-8 for decode-sized messages), on top of the ring's bytes at
-    the link's speed. Charging the training NCCL model's hop latencies instead (2 log2 t
-    hops of ``network.hop_latency_s``, fitted on multi-node training collectives: 63 us
-    at TP8) made a batch-1 70B token pay 10 ms of all-reduces for 8.5 ms of weight
-    reads. A group wider than a node cannot use the custom all-reduce (it is disabled
-    across nodes): NCCL over the fabric, plus ``inference.cross_node_all_reduce_s``."""
+    Inside a node the engines run their own custom all-reduce for small and mid-sized
+    messages: TensorRT-LLM's one-shot/two-shot kernels (``AllReduceStrategy.AUTO``),
+    vLLM's and SGLang's ``custom_all_reduce`` (peer buffers over NVLink, one kernel, no
+    ring of hops), and fall back to NCCL for large ones, whichever is faster. The custom
+    kernel costs ``inference.all_reduce_latency_s`` per call plus ``size`` at
+    ``inference.all_reduce_bytes_per_s``; both are read off SGLang PR #2904's H100
+    table (TP8: 5.7-7.8 us up to 32k elements, then 16.7 / 22.1 / 33.8 us at 256k /
+    512k / 1M bf16 elements: ~92 GB/s of buffer per second), not fitted. NCCL is the
+    training collective model (ring or tree bytes at the NVLink rate plus
+    ``network.hop_latency_s`` per hop: 63 us at TP8), which charged a batch-1 70B token
+    10 ms of all-reduces for 8.5 ms of weight reads before this rule. A group wider than
+    a node cannot use the custom kernel (it is disabled across nodes): NCCL over the
+    fabric, plus ``inference.cross_node_all_reduce_s``; nor can GPUs without NVLink (vLLM
+    and SGLang refuse it on PCIe-only GPUs beyond two, and its measured speed is
+    NVLink's): NCCL over PCIe."""
     if tp <= 1:
         return 0.0
+    nccl = all_reduce(size, tp, link, eff)
     if tp > node.gpus:
-        return all_reduce(size, tp, link, eff) + eff.inference.cross_node_all_reduce_s
-    ring_bytes = 2.0 * (tp - 1) / tp * size
-    return ring_bytes / link.bytes_per_s + eff.inference.all_reduce_latency_s
+        return nccl + eff.inference.cross_node_all_reduce_s
+    if device.nvlink_bytes_per_s <= 0 or tp > node.nvlink_domain:
+        return nccl
+    inf = eff.inference
+    return min(nccl, inf.all_reduce_latency_s + size / inf.all_reduce_bytes_per_s)
 
 
 def comm_s(job: InferenceJob, lay: Layout, per_iter: float, iters: float, device: Device,
@@ -217,7 +226,7 @@ def comm_s(job: InferenceJob, lay: Layout, per_iter: float, iters: float, device
     layers = arch.layers / lay.pp
     size = per_iter * arch.hidden * ACTIVATION_BYTES
     tp_link = group_link(lay.tp, 1, node, device, eff)
-    reduce = tp_all_reduce(size, lay.tp, tp_link, node, eff)
+    reduce = tp_all_reduce(size, lay.tp, tp_link, device, node, eff)
     expert = 2 * all_to_all(size * arch.top_k, lay.ep, 1, node, device, eff) \
         if lay.ep > 1 and job.moe else reduce
     if lay.attn_dp:

@@ -239,6 +239,9 @@ class Inference:
     all_reduce_latency_s: float
     """Fixed cost of one intra-node TP all-reduce in a serving engine (its custom one-shot
     kernel over NVLink, steps.tp_all_reduce); measured, not fitted."""
+    all_reduce_bytes_per_s: float
+    """Buffer bytes per second the custom all-reduce kernel adds beyond its latency (the
+    slope of its measured time over message size, steps.tp_all_reduce); not fitted."""
     max_batch: int
     max_num_tokens: int
     runtime_reserve_gib: float
