@@ -71,26 +71,27 @@ def test_a_cluster_too_small_for_its_workloads_is_warned_about(tmp_path: Path) -
 
 
 def test_a_missed_latency_slo_is_warned_about(tmp_path: Path) -> None:
-    # 405B bf16 at TPOT <= 60 ms: no batch of TP8 PP2 reaches it, so every replica is sized
-    # at batch 1 (1,040 GPUs for 120 requests a minute); only `size` and the report said so
+    # 405B bf16 at TPOT <= 45 ms: no batch of TP8 PP2 reaches it (batch 1 is 53 ms), so
+    # every replica is sized at batch 1 (864 GPUs for 120 requests a minute); only `size`
+    # and the report said so
     spec = tmp_path / "slo.yaml"
     spec.write_text("name: slo\nworkloads:\n  - {name: big, kind: inference, model: "
                     "llama3.1-405b, precision: bf16, input_tokens: 2000, output_tokens: 500, "
-                    "requests_per_minute: 120, ttft_ms: 3000, tpot_ms: 60}\n")
+                    "requests_per_minute: 120, ttft_ms: 3000, tpot_ms: 45}\n")
     for args in (["validate", str(spec)], ["plan", "-q", str(spec), "--out", str(tmp_path)]):
         r = CliRunner().invoke(cli, args)
         assert r.exit_code == 0, r.output
-        assert (f"warning: big misses its latency SLOs (sized at batch 1: TPOT 64.9 ms, TTFT "
-                f"568 ms); the plan sizes 1,040 GPUs for it anyway; 32 GPUs serve the load at TPOT "
-                "<= 71.5 ms, TTFT <= 3000 ms (10 % past the nearest reach, batch 41); 16 with "
-                "the SLOs set aside (batch 341: TPOT 237.8 ms, TTFT 741 ms). "
+        assert (f"warning: big misses its latency SLOs (sized at batch 1: TPOT 53.0 ms, TTFT "
+                f"561 ms); the plan sizes 864 GPUs for it anyway; 48 GPUs serve the load at TPOT "
+                "<= 58.4 ms, TTFT <= 3000 ms (10 % past the nearest reach, batch 21); 16 with "
+                "the SLOs set aside (batch 341: TPOT 240.5 ms, TTFT 749 ms). "
                 f"`podplan size {spec}` says "
                 "why and what would meet them") in r.stderr
     report = (tmp_path / "reports" / "slo" / "report.html").read_text()
-    assert ("<li>Latency SLO missed: big misses its latency SLOs (sized at batch 1: TPOT 64.9 "
-            "ms, TTFT 568 ms); the plan sizes 1,040 GPUs for it anyway; 32 GPUs serve the load "
-            "at TPOT &lt;= 71.5 ms, TTFT &lt;= 3000 ms (10 % past the nearest reach, batch 41); "
-            "16 with the SLOs set aside (batch 341: TPOT 237.8 ms, TTFT 741 ms); its notes under "
+    assert ("<li>Latency SLO missed: big misses its latency SLOs (sized at batch 1: TPOT 53.0 "
+            "ms, TTFT 561 ms); the plan sizes 864 GPUs for it anyway; 48 GPUs serve the load "
+            "at TPOT &lt;= 58.4 ms, TTFT &lt;= 3000 ms (10 % past the nearest reach, batch 21); "
+            "16 with the SLOs set aside (batch 341: TPOT 240.5 ms, TTFT 749 ms); its notes under "
             "Workloads say why and what would meet them.</li>") in report
 
 

@@ -114,12 +114,13 @@ def test_summary_says_the_whole_server_rounding_once(tmp_path: object) -> None:
 def test_serving_seed_gpus_match_podplan_size() -> None:
     """The report rounded the serving seed rule's 4.7 GPUs to '5 GPUs' where podplan size
     prints 4.7 (and 7.46 to '7', below the rule's own figure). The figure follows the
-    fitted serving parameters (4.6 since the offline-run refit); both must agree."""
+    fitted serving parameters (4.7 since the custom all-reduce refit, 4.6 before); both
+    must agree."""
     from generator.sizing import format_table
 
     plan, _ = _plan("llama31-70b-chat")
-    assert "seed rule             4.6 GPUs  [" in format_table(plan.sizing)
-    assert "/ 60): 4.6 GPUs; throughput" in _html("llama31-70b-chat")
+    assert "seed rule             4.7 GPUs  [" in format_table(plan.sizing)
+    assert "/ 60): 4.7 GPUs; throughput" in _html("llama31-70b-chat")
 
 
 def test_a_single_node_says_it_has_no_gpu_fabric() -> None:

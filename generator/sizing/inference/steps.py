@@ -31,7 +31,13 @@ from generator.sizing.inference.memory import (
     token_limit,
 )
 from generator.sizing.model.arch import Architecture
-from generator.sizing.model.collectives import all_reduce, all_to_all, group_link, send_recv
+from generator.sizing.model.collectives import (
+    Link,
+    all_reduce,
+    all_to_all,
+    group_link,
+    send_recv,
+)
 from generator.sizing.model.efficiency import Efficiency
 from generator.sizing.model.hardware import Device, Node
 from generator.sizing.model.params import (
@@ -176,24 +182,51 @@ def attention_s(job: InferenceJob, lay: Layout, decode: float, prefill: float,
     return decode_s + span * prompt * job.input_tokens / 2 / rate
 
 
+def tp_all_reduce(size: float, tp: int, link: Link, device: Device, node: Node,
+                  eff: Efficiency) -> float:
+    """Seconds for one TP all-reduce of ``size`` bytes in a serving engine.
+
+    Inside a node the engines run their own custom all-reduce for small and mid-sized
+    messages: TensorRT-LLM's one-shot/two-shot kernels (``AllReduceStrategy.AUTO``),
+    vLLM's and SGLang's ``custom_all_reduce`` (peer buffers over NVLink, one kernel, no
+    ring of hops), and fall back to NCCL for large ones, whichever is faster. The custom
+    kernel costs ``inference.all_reduce_latency_s`` per call plus ``size`` at
+    ``inference.all_reduce_bytes_per_s``; both are read off SGLang PR #2904's H100
+    table (TP8: 5.7-7.8 us up to 32k elements, then 16.7 / 22.1 / 33.8 us at 256k /
+    512k / 1M bf16 elements: ~92 GB/s of buffer per second), not fitted. NCCL is the
+    training collective model (ring or tree bytes at the NVLink rate plus
+    ``network.hop_latency_s`` per hop: 63 us at TP8), which charged a batch-1 70B token
+    10 ms of all-reduces for 8.5 ms of weight reads before this rule. A group wider than
+    a node cannot use the custom kernel (it is disabled across nodes): NCCL over the
+    fabric, plus ``inference.cross_node_all_reduce_s``; nor can GPUs without NVLink (vLLM
+    and SGLang refuse it on PCIe-only GPUs beyond two, and its measured speed is
+    NVLink's): NCCL over PCIe."""
+    if tp <= 1:
+        return 0.0
+    nccl = all_reduce(size, tp, link, eff)
+    if tp > node.gpus:
+        return nccl + eff.inference.cross_node_all_reduce_s
+    if device.nvlink_bytes_per_s <= 0 or tp > node.nvlink_domain:
+        return nccl
+    inf = eff.inference
+    return min(nccl, inf.all_reduce_latency_s + size / inf.all_reduce_bytes_per_s)
+
+
 def comm_s(job: InferenceJob, lay: Layout, per_iter: float, iters: float, device: Device,
             node: Node, eff: Efficiency) -> float:
-    """TP all-reduces (attention and MLP of every layer on this stage) and, with EP, the
-    all-to-all dispatch + combine of the expert layers instead of the MLP all-reduce.
+    """TP all-reduces (attention and MLP of every layer on this stage; ``tp_all_reduce``)
+    and, with EP, the all-to-all dispatch + combine of the expert layers instead of the
+    MLP all-reduce.
 
     Under attention DP the attention and the replicated dense/shared MLPs need no
     collective; only the MoE layers gather their tokens from the replica's ranks and send
     the results back (an all-to-all pair with EP, else an all-gather + reduce-scatter,
-    the bytes of one all-reduce). A TP group wider than a node pays
-    ``inference.cross_node_all_reduce_s`` per all-reduce on top: it runs on NCCL over the
-    fabric, not on the engine's intra-node custom all-reduce."""
+    the bytes of one all-reduce)."""
     arch = job.arch
     layers = arch.layers / lay.pp
     size = per_iter * arch.hidden * ACTIVATION_BYTES
     tp_link = group_link(lay.tp, 1, node, device, eff)
-    reduce = all_reduce(size, lay.tp, tp_link, eff)
-    if lay.tp > node.gpus:
-        reduce += eff.inference.cross_node_all_reduce_s
+    reduce = tp_all_reduce(size, lay.tp, tp_link, device, node, eff)
     expert = 2 * all_to_all(size * arch.top_k, lay.ep, 1, node, device, eff) \
         if lay.ep > 1 and job.moe else reduce
     if lay.attn_dp:

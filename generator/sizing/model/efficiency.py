@@ -237,6 +237,12 @@ class Inference:
     spans across nodes"), so such a TP group falls back to an NCCL all-reduce over the
     fabric, whose per-call latency (network hops, proxy thread) the byte-and-hop collective
     model does not carry. Fitted on the multi-node serving rows."""
+    all_reduce_latency_s: float
+    """Fixed cost of one intra-node TP all-reduce in a serving engine (its custom one-shot
+    kernel over NVLink, steps.tp_all_reduce); measured, not fitted."""
+    all_reduce_bytes_per_s: float
+    """Buffer bytes per second the custom all-reduce kernel adds beyond its latency (the
+    slope of its measured time over message size, steps.tp_all_reduce); not fitted."""
     max_batch: int
     max_num_tokens: int
     runtime_reserve_gib: float
