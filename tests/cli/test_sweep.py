@@ -68,7 +68,7 @@ def test_a_serving_only_spec_compares_every_gpu_the_server_takes() -> None:
             for line in r.stdout.splitlines()[2:5]] == [
         "h100-sxm-80gb", "h200-sxm-141gb", "a100-sxm-80gb"]
     assert ("Cheapest point (per million output tokens) that fits and meets the latency SLOs: 4 "
-            "× H200 SXM 141GB (1 node; 4 x TP1 PP1 b139)") in r.stdout
+            "× H200 SXM 141GB (1 node; 4 x TP1 PP1 b136)") in r.stdout
 
 
 def test_spec_without_a_fixed_size_needs_gpus() -> None:
