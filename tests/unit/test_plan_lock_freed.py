@@ -83,6 +83,10 @@ def test_the_report_has_a_freed_hardware_table() -> None:
     assert getattr(table, "id", "") == "freed-hardware"
     assert len(getattr(table, "rows", [])) == len(shrunk.freed)
     assert freed_section(plan(8)) is None
+    # products named as on the quote (the report's rule since the part-number work), not ids
+    text = " ".join(str(c.text) for row in getattr(table, "rows", []) for c in row)
+    assert "PowerEdge XE9680" in text and "H100 SXM5 80GB" in text
+    assert "xe9680" not in text and "h100-sxm-80gb" not in text
 
 
 def test_a_third_tier_says_what_moves_and_frees_the_built_spines() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from generator.emit.report.blocks import Block, Para, Section
+from generator.emit.report.labels import model_label
 from generator.emit.report.tables import Cell, Column, Table, plain
 from generator.plan.models import ClusterPlan, FreedDevice
 
@@ -17,9 +18,12 @@ _WHY = {"removed": "removed", "replaced": "replaced by"}
 
 
 def _row(f: FreedDevice) -> list[Cell]:
-    what = f"{f.model} rack, {f.pdus} PDU(s)" if f.role == "rack" else f.model
-    why = f"{_WHY[f.why]} {f.by}".strip()
-    return [plain(f.name), plain(f.role), plain(what), plain(f.gpu), plain(f.rack),
+    """One freed box, its model and GPU named as on the quote (plan.yaml keeps the ids)."""
+    model = model_label(f.model)
+    what = f"{model} rack, {f.pdus} PDU(s)" if f.role == "rack" else model
+    why = f"{_WHY[f.why]} {model_label(f.by) if f.by else ''}".strip()
+    gpu = model_label(f.gpu) if f.gpu else ""
+    return [plain(f.name), plain(f.role), plain(what), plain(gpu), plain(f.rack),
             Cell(str(f.u) if f.u else "", f.u), plain(why)]
 
 
