@@ -8,7 +8,6 @@ is a located spec error.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 import pytest
@@ -25,6 +24,7 @@ from generator.plan.models import ClusterPlan
 from generator.plan.network.fabric import FabricGraph, build_fabric, shape_fabric
 from generator.plan.network.fabric_parts import fabric_parts
 from generator.sizing.model.hardware import node_from_server
+from tests.unit.fabrichelp import port_use
 from tests.unit.lockhelp import relock
 
 DGX_A100 = {"server": "dgx-a100", "gpu": "a100-sxm-80gb", "hot_spares": 0}
@@ -40,16 +40,6 @@ def _graph(nodes: int, rails: int = 8, sm: int = 0) -> FabricGraph:
     return build_fabric(shape, [f"gpu{i:03d}" for i in range(nodes)], [f"sm{i}" for i in range(sm)])
 
 
-def _port_use(g: FabricGraph) -> Counter[tuple[str, int]]:
-    use: Counter[tuple[str, int]] = Counter()
-    for _, _, li, port in g.node_links:
-        use[(g.leaf_names[li], port)] += 1
-    for a, ap, b, bp in (*g.up_links, *g.isl_links, *g.core_links):
-        use[(a, ap)] += 1
-        use[(b, bp)] += 1
-    for _, sw, port in g.sm_links:
-        use[(sw, port)] += 1
-    return use
 
 
 # nodes -> (SUs, leaves, spines, cores, tiers) on 40-port switches, 8 rails. 20 and 40 are
@@ -74,7 +64,7 @@ def test_hdr_fabric_counts_at_scalable_unit_boundaries(nodes: int) -> None:
     assert (len(g.leaf_names), len(g.spine_names), len(g.core_names), s.tiers) == (
         leaves, spines, cores, tiers)
     assert len(g.node_links) == nodes * 8
-    use = _port_use(g)
+    use = port_use(g)
     assert max(use.values()) == 1  # no port used twice
     assert max(port for _, port in use) <= HDR_RADIX  # nothing beyond a 40-port panel
     for leaf in g.leaf_names:  # non-blocking: a leaf has as many uplinks as node ports

@@ -8,6 +8,7 @@ import pytest
 
 from generator.errors import PodplanError
 from generator.plan.network.fabric import FabricGraph, build_fabric, shape_fabric
+from tests.unit.fabrichelp import port_use
 
 # DGX SuperPOD RA (H100 Table 3 / B200 table): SU -> (leaf, spine, core) for 8 rails.
 SUPERPOD = {
@@ -26,16 +27,6 @@ def _graph(nodes: int, rails: int = 8, sm: int = 0, growth: int = 0) -> FabricGr
     return build_fabric(shape, [f"gpu{i:04d}" for i in range(nodes)], [f"sm{i}" for i in range(sm)])
 
 
-def _port_use(g: FabricGraph) -> Counter[tuple[str, int]]:
-    use: Counter[tuple[str, int]] = Counter()
-    for _, _, li, port in g.node_links:
-        use[(g.leaf_names[li], port)] += 1
-    for a, ap, b, bp in (*g.up_links, *g.isl_links, *g.core_links):
-        use[(a, ap)] += 1
-        use[(b, bp)] += 1
-    for _, sw, port in g.sm_links:
-        use[(sw, port)] += 1
-    return use
 
 
 @pytest.mark.parametrize("su", sorted(SUPERPOD))
@@ -71,7 +62,7 @@ def test_four_rails_double_the_nodes_per_two_tiers(su: int) -> None:
 @pytest.mark.parametrize("rails", [8, 4])
 def test_no_port_is_used_twice_and_no_switch_exceeds_64(nodes: int, rails: int) -> None:
     g = _graph(nodes, rails, sm=2)
-    use = _port_use(g)
+    use = port_use(g)
     assert max(use.values()) == 1
     per_switch = Counter(sw for sw, _ in use)
     assert max(per_switch.values()) <= 64
@@ -166,7 +157,7 @@ def test_a_partial_su_never_needs_more_spines_than_the_full_one(nodes: int, rail
         pairs = Counter((a, b) for a, _, b, _ in g.up_links)
         assert len(pairs) == len(g.leaf_names) * len(g.spine_names)
         assert len(set(pairs.values())) == 1
-    assert max(_port_use(_graph(nodes, rails, sm=2)).values()) == 1
+    assert max(port_use(_graph(nodes, rails, sm=2)).values()) == 1
 
 
 def test_twenty_nine_nodes_get_the_full_su_spines() -> None:
