@@ -46,7 +46,7 @@ def without_slo_text(w: InferenceEstimate) -> str:
 
 
 def slo_text(o: ServingOption) -> str:
-    """``TPOT <= 71.5 ms, TTFT <= 3000 ms``: the SLOs an eased sizing meets."""
+    """``TPOT <= 58.4 ms, TTFT <= 3000 ms``: the SLOs an eased sizing meets."""
     parts = [] if o.tpot_slo_ms is None else [f"TPOT <= {o.tpot_slo_ms:g} ms"]
     parts += [] if o.ttft_slo_ms is None else [f"TTFT <= {o.ttft_slo_ms:g} ms"]
     return ", ".join(parts)

@@ -45,46 +45,46 @@ DEVICE, NODE = device_from_gpu(H100), node_from_server(CATALOG.servers["xe9680"]
 
 
 def test_an_unreachable_slo_sizes_the_layout_nearest_it() -> None:
-    """70B bf16 at 32k inputs, TPOT 15 ms: no layout meets it. The fewest GPUs (TP2, TPOT
-    40 ms at batch 1) was taken before; now the layout whose batch-1 latency is nearest
-    (TP8, 19 ms), and no fitting layout comes nearer."""
-    job = _job(tpot_ms=15)
+    """70B bf16 at 32k inputs, TPOT 9 ms: no layout meets it. The fewest GPUs (TP2, TPOT
+    39 ms at batch 1) was taken before; now the layout whose batch-1 latency is nearest
+    (TP8, 10.7 ms), and no fitting layout comes nearer."""
+    job = _job(tpot_ms=9)
     s = serve(job, DEVICE, NODE, EFF)
     assert s.meets_slo is False and s.layout.tp == 8
     others = [replica(job, lay, DEVICE, NODE, EFF) for lay in layouts(job, NODE)]
     assert min(slo_gap(job, o.latency) for o in others if o.fits) == slo_gap(job, s.latency)
-    assert round(s.latency.tpot_s * 1e3, 1) == 19.2 and s.batch == 1
+    assert round(s.latency.tpot_s * 1e3, 1) == 10.7 and s.batch == 1
 
 
 def test_the_gap_is_the_worst_ratio_over_the_slos_given() -> None:
-    s = serve(_job(tpot_ms=15), DEVICE, NODE, EFF)
-    both = _job(tpot_ms=15, ttft_ms=1000)
-    assert slo_gap(both, s.latency) == max(s.latency.tpot_s * 1e3 / 15,
+    s = serve(_job(tpot_ms=9), DEVICE, NODE, EFF)
+    both = _job(tpot_ms=9, ttft_ms=1000)
+    assert slo_gap(both, s.latency) == max(s.latency.tpot_s * 1e3 / 9,
                                            s.latency.ttft_s * 1e3 / 1000)
     assert slo_gap(_job(), s.latency) == 0.0
 
 
 def test_the_notes_say_the_slo_is_out_of_reach_and_what_the_load_needs_without_it() -> None:
-    est = size(_spec(tpot_ms=18), CATALOG).inference[0]
-    assert (est.meets_slo, est.gpus, est.tp, est.max_batch) == (False, 168, 8, 1)
+    est = size(_spec(tpot_ms=10), CATALOG).inference[0]
+    assert (est.meets_slo, est.gpus, est.tp, est.max_batch) == (False, 104, 8, 1)
     assert est.notes[0] == (
-        "the latency SLOs (TPOT <= 18 ms) are out of reach on h100-sxm-80gb in bf16: the "
-        "nearest any layout gets is TPOT 19.2 ms, TTFT 2117 ms at batch 1 (TP8 PP1), so each "
+        "the latency SLOs (TPOT <= 10 ms) are out of reach on h100-sxm-80gb in bf16: the "
+        "nearest any layout gets is TPOT 10.7 ms, TTFT 2043 ms at batch 1 (TP8 PP1), so each "
         "replica is sized there, at batch 1")
     assert est.notes[1] == (
-        "beside the 168 GPUs sized at batch 1: with the SLOs eased to TPOT <= 22.3 ms (10 % "
-        "past the nearest reach), 88 GPUs (11 x TP8 PP1) at batch 2 (TPOT 21.9 ms, TTFT "
-        "2,139 ms); with the SLOs set aside, 24 GPUs (6 x TP4 PP1) at batch 15 (TPOT 82.7 ms, "
-        "TTFT 3,706 ms); to size for another latency, set tpot_ms/ttft_ms to it and podplan "
+        "beside the 104 GPUs sized at batch 1: with the SLOs eased to TPOT <= 13.4 ms (10 % "
+        "past the nearest reach), 104 GPUs (13 x TP8 PP1) at batch 1 (TPOT 12.1 ms, TTFT "
+        "2,055 ms); with the SLOs set aside, 24 GPUs (6 x TP4 PP1) at batch 15 (TPOT 81.2 ms, "
+        "TTFT 3,557 ms); to size for another latency, set tpot_ms/ttft_ms to it and podplan "
         "takes the largest batch under it")
 
 
-@pytest.mark.parametrize(("key", "slo"), [("without_slo", {}), ("near_slo", {"tpot_ms": 22.3})])
+@pytest.mark.parametrize(("key", "slo"), [("without_slo", {}), ("near_slo", {"tpot_ms": 13.4})])
 def test_the_other_sizings_are_the_plans_of_the_same_spec(key: str, slo: dict[str, float]
                                                           ) -> None:
     """The structured figures (size --json, plan.yaml, the report) are what podplan sizes
     for the spec with its SLOs eased or removed, not a second model."""
-    est = size(_spec(tpot_ms=18), CATALOG)
+    est = size(_spec(tpot_ms=10), CATALOG)
     other = size(_spec(tpot_ms=slo.get("tpot_ms")), CATALOG).inference[0]
     w = getattr(est.inference[0], key)
     assert w is not None and w.tpot_slo_ms == slo.get("tpot_ms")
@@ -95,18 +95,18 @@ def test_the_other_sizings_are_the_plans_of_the_same_spec(key: str, slo: dict[st
 
 
 def test_size_text_and_plan_warning_state_all_three() -> None:
-    est = size(_spec(tpot_ms=18), CATALOG)
+    est = size(_spec(tpot_ms=10), CATALOG)
     assert slo_misses(est) == [
-        "chat misses its latency SLOs (sized at batch 1: TPOT 20.2 ms, TTFT 2137 ms); the plan "
-        "sizes 168 GPUs for it anyway; 88 GPUs serve the load at TPOT <= 22.3 ms (10 % past "
-        "the nearest reach, batch 2); 24 with the SLOs set aside (batch 15: TPOT 82.7 ms, "
-        "TTFT 3,706 ms)"]
+        "chat misses its latency SLOs (sized at batch 1: TPOT 12.1 ms, TTFT 2055 ms); the plan "
+        "sizes 104 GPUs for it anyway; 104 GPUs serve the load at TPOT <= 13.4 ms (10 % past "
+        "the nearest reach, batch 1); 24 with the SLOs set aside (batch 15: TPOT 81.2 ms, "
+        "TTFT 3,557 ms)"]
     lines = format_table(est).splitlines()
-    assert ("  SLOs eased 10 %       88  (11 replica(s) x TP8 PP1) at batch 2; TTFT 2,139 ms, "
-            "TPOT 21.9 ms per request  [under TPOT <= 22.3 ms: 10 % past the nearest reach]"
+    assert ("  SLOs eased 10 %       104  (13 replica(s) x TP8 PP1) at batch 1; TTFT 2,055 ms, "
+            "TPOT 12.1 ms per request  [under TPOT <= 13.4 ms: 10 % past the nearest reach]"
             ) in lines
-    assert ("  without the SLOs      24  (6 replica(s) x TP4 PP1) at batch 15; TTFT 3,706 ms, "
-            "TPOT 82.7 ms per request") in lines
+    assert ("  without the SLOs      24  (6 replica(s) x TP4 PP1) at batch 15; TTFT 3,557 ms, "
+            "TPOT 81.2 ms per request") in lines
 
 
 def test_a_met_slo_has_no_without_slo_key() -> None:
@@ -145,21 +145,21 @@ def test_changes_that_come_closer_are_named_with_the_latency_they_reach() -> Non
 
 
 def test_a_pinned_narrow_tp_is_told_the_whole_node_gets_closer() -> None:
-    """parallelism.tp 2 pinned, TPOT 15 ms: the pinned layout reaches 40 ms; TP8 inside the
+    """parallelism.tp 2 pinned, TPOT 9 ms: the pinned layout reaches 39 ms; TP8 inside the
     node is sized as the change that comes closer, with its own batch-1 TPOT."""
-    est = size(_spec(tpot_ms=15, parallelism={"tp": 2}), CATALOG).inference[0]
+    est = size(_spec(tpot_ms=9, parallelism={"tp": 2}), CATALOG).inference[0]
     assert est.tp == 2 and est.notes[0].startswith(
-        "the latency SLOs (TPOT <= 15 ms) are out of reach on h100-sxm-80gb in bf16: the "
-        "nearest the pinned layout gets is TPOT 39.8 ms")
-    assert "parallelism.tp 8 (one node) (TPOT 19.2 ms, TTFT 2117 ms at batch 1, TP8 PP1)" in (
+        "the latency SLOs (TPOT <= 9 ms) are out of reach on h100-sxm-80gb in bf16: the "
+        "nearest the pinned layout gets is TPOT 39.0 ms")
+    assert "parallelism.tp 8 (one node) (TPOT 10.7 ms, TTFT 2043 ms at batch 1, TP8 PP1)" in (
         est.notes[-1])
 
 
 def test_a_one_node_replica_tries_tp_over_two_nodes() -> None:
     """The nearest layout fills a node (TP8): TP16 over two nodes is tried (named only if the
     model says it comes closer; here the fabric all-reduces make it slower)."""
-    est = size(_spec(tpot_ms=15), CATALOG).inference[0]
+    est = size(_spec(tpot_ms=9), CATALOG).inference[0]
     assert est.tp == 8
-    wide = size(_spec(tpot_ms=15, parallelism={"tp": 16}), CATALOG).inference[0]
+    wide = size(_spec(tpot_ms=9, parallelism={"tp": 16}), CATALOG).inference[0]
     slower = wide.operating_points[1].tpot_ms >= est.operating_points[1].tpot_ms
     assert ("parallelism.tp 16 (one replica over 2 nodes) (TPOT" in est.notes[-1]) != slower

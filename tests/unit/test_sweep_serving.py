@@ -66,10 +66,10 @@ def test_a_missed_slo_point_says_it_was_sized_at_the_nearest_reach(tmp_path: Pat
     spec = tmp_path / "slo.yaml"
     spec.write_text("name: slo\nworkloads:\n  - {name: big, kind: inference, model: "
                     "llama3.1-405b, precision: bf16, input_tokens: 2000, output_tokens: 500, "
-                    "requests_per_minute: 120, tpot_ms: 60}\n")
+                    "requests_per_minute: 120, tpot_ms: 45}\n")
     result = _sweep(str(spec), gpu="h100-sxm-80gb,h200-sxm-141gb")
     h100, h200 = result.points
-    assert (h100.meets_slo, h100.gpus, h100.meets_deadline) == (False, 1040, False)
+    assert (h100.meets_slo, h100.gpus, h100.meets_deadline) == (False, 864, False)
     assert h100.note == ("SLOs out of reach for big: sized at batch 1 on the nearest layout "
                          "(`podplan size` names what would meet them)")
     assert h200.meets_slo is True and result.best is h200
@@ -80,7 +80,7 @@ def test_gpus_fixes_the_cluster_and_says_when_the_load_does_not_fit() -> None:
     (p,) = result.points
     assert p.fits and p.gpus == 6 and p.nodes == 1
     small = _sweep("examples/deepseek-r1-serve.yaml", gpus="8", gpu="h100-sxm-80gb").points[0]
-    assert not small.fits and small.note.startswith("does not fit: inference needs 80 GPUs")
+    assert not small.fits and small.note.startswith("does not fit: inference needs 64 GPUs")
 
 
 def test_formats_carry_the_serving_columns() -> None:

@@ -4,8 +4,8 @@ Sizing then keeps the layout nearest the SLOs at batch 1 (``serving.serve``), wh
 load can mean hundreds of replicas: a number nobody should order from without seeing the
 other side. An architect needs three things, each a number podplan computed, not a rule of
 thumb: how far off the SLO is (``shortfall``); what the load needs with the SLOs eased to
-just past the nearest reach (``near_slo``: 405B bf16 on H100 at TPOT 60 ms reaches 64.9 ms
-at batch 1 on 1,040 GPUs, and 71.4 ms on 32) or set aside (``without_slo``: the fewest GPUs
+just past the nearest reach (``near_slo``: 405B bf16 on H100 at TPOT 45 ms reaches 53.0 ms
+at batch 1 on 864 GPUs, and 58.2 ms on 48) or set aside (``without_slo``: the fewest GPUs
 at the max-throughput batch, with the TPOT that batch gets); and what would meet it
 (``alternatives``): fp8 weights where the spec serves bf16 (half the bytes every decode step
 reads), another GPU the server takes (more HBM bandwidth and memory), or TP over more GPUs
