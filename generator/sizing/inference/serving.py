@@ -129,8 +129,9 @@ def serve(job: InferenceJob, device: Device, node: Node, eff: Efficiency,
         options.append(replica(job, lay, device, node, eff))
     good = [s for s in options if s.fits and s.meets_slo is not False]
     if not good and any(s.fits for s in options):  # unreachable: the nearest at batch 1
+        # judged at batch 1 under the load (the point the SLO check reads), not decode alone
         return min((s for s in options if s.fits),
-                   key=lambda s: (round(slo_gap(job, s.latency), 6), s.gpus, s.tpot_s))
+                   key=lambda s: (round(slo_gap(job, s.throughput), 6), s.gpus, s.tpot_s))
     pool = good or options
     if job.requests_per_minute is None:
         return min(pool, key=lambda s: (s.layout.gpus, -s.tokens_per_s))
