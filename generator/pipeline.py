@@ -240,8 +240,8 @@ def context_warnings(loaded: LoadedSpec, catalog: Catalog) -> list[str]:
     """Serving requests longer than the model's context, and SLOs that read like a unit
     slip (the size notes, on stderr too)."""
     from generator.sizing.engine import context_note
+    from generator.spec.checks.plausible import slo_unit_notes
     from generator.spec.models import InferenceWorkload
-    from generator.spec.plausible import slo_unit_notes
 
     return [f"{w.name}: {note}" for w in loaded.spec.workloads
             if isinstance(w, InferenceWorkload) and (note := context_note(w, catalog))] + [

@@ -49,8 +49,8 @@ from generator.sizing.training.estimate import MAX_NODES, estimate_training
 from generator.sizing.training.memory import GIB
 from generator.sizing.uncertainty import Regime, Table, default_table, outside_note
 from generator.sizing.wallclock import RunEnvironment
+from generator.spec.checks.plausible import slo_unit_notes
 from generator.spec.models import InferenceWorkload, InlineArchitecture, ServingEngine, Spec
-from generator.spec.plausible import slo_unit_notes
 
 __all__ = ["MAX_NODES", "size"]
 

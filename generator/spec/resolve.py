@@ -2,7 +2,7 @@
 
 Pydantic checks shapes; this checks meaning: that ids exist (with a did-you-mean from the
 catalog's own list), that the GPU fits the server, that the NIC count is one the server
-offers, and that a referenced price book exists; then (``spec.pins``) that the precision is
+offers, and that a referenced price book exists; then (``spec.checks.pins``) that the precision is
 one the GPU has and that pinned layouts can exist.
 """
 
@@ -13,10 +13,10 @@ from pathlib import Path
 from generator.catalog.load import Catalog
 from generator.errors import PodplanError, Problem
 from generator.spec import limits
+from generator.spec.checks.pins import precision_problems, workload_problems
 from generator.spec.load import LoadedSpec
 from generator.spec.messages import did_you_mean, format_path
 from generator.spec.models import InlineArchitecture
-from generator.spec.pins import precision_problems, workload_problems
 
 
 def _unknown(

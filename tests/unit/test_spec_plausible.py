@@ -11,8 +11,8 @@ import pytest
 from generator import pipeline
 from generator.catalog.load import default_catalog
 from generator.sizing import size
+from generator.spec.checks.plausible import slo_unit_notes
 from generator.spec.models import InferenceWorkload, Spec
-from generator.spec.plausible import slo_unit_notes
 
 
 def _w(**slo: Any) -> InferenceWorkload:

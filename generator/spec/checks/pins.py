@@ -13,10 +13,10 @@ from __future__ import annotations
 from generator.catalog.load import Catalog
 from generator.errors import Problem
 from generator.sizing.model.efficiency import Framework, default_efficiency
+from generator.spec.checks.moe_pins import moe_comm_problems
+from generator.spec.checks.serving_pins import serving_pin_problems
 from generator.spec.load import LoadedSpec, format_path
 from generator.spec.models import InferenceWorkload, InlineArchitecture, TrainingWorkload
-from generator.spec.moe_pins import moe_comm_problems
-from generator.spec.serving_pins import serving_pin_problems
 
 STACK_DIMENSIONS = {"tp": "tensor parallelism", "pp": "pipeline parallelism",
                     "cp": "context parallelism", "vp": "interleaved pipelines",
